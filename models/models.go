@@ -79,10 +79,10 @@ func CheckRange(r Request, capacity int64) error {
 	if r.Op > Stat {
 		return fmt.Errorf("%w: unknown op %d", ErrInvalid, uint8(r.Op))
 	}
-	if r.Offset < 0 || r.Length < 0 {
-		return fmt.Errorf("%w: %v has a negative offset or length", ErrInvalid, r)
+	if r.Length < 0 {
+		return fmt.Errorf("%w: %v has a negative length", ErrInvalid, r)
 	}
-	if r.End() > capacity || r.End() < r.Offset {
+	if r.Offset < 0 || r.End() > capacity || r.End() < r.Offset {
 		return fmt.Errorf("%w: %v beyond capacity %d", ErrOutOfRange, r, capacity)
 	}
 	return nil

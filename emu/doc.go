@@ -1,0 +1,23 @@
+// Package emu runs a performance model in wall-clock time over a real data
+// store: an emulated volume that stores real bytes and answers each request
+// when the model says the modelled hardware would.
+//
+// A Volume is a Store (where the bytes live: sparse memory, or a file with
+// real fsync), a models.Device (what it costs) and a Clock (how model time
+// maps onto the wall clock). Every ReadAt, WriteAt, Sync and Trim is charged
+// to the model at its arrival time, done on the store, and returned when the
+// model's completion time has passed.
+//
+// # Invariants
+//
+//   - The model is shared by every caller: Submit calls are serialised by the
+//     volume's lock; data operations run outside it, so concurrent requests
+//     overlap as they would on the hardware.
+//   - A request the model fails (a failed array, a request beyond capacity)
+//     is not applied to the store.
+//   - Data acknowledged by a Sync survives anything the emulator simulates
+//     (power loss of a volatile write cache) and, with a FileStore, the
+//     emulator process being killed. Acknowledged but unsynced writes are lost
+//     on a simulated power loss only when the volume has a volatile write
+//     cache (VolatileStore), exactly as on the hardware.
+package emu

@@ -1,0 +1,12 @@
+package emu
+
+import "errors"
+
+// Sentinel errors of the emulator. Model errors (models.ErrFailed,
+// models.ErrOutOfRange, ...) pass through wrapped.
+var (
+	// ErrClosed: the volume or store was used after Close.
+	ErrClosed = errors.New("emulated volume closed")
+	// ErrShortStore: the store is smaller than the model's capacity.
+	ErrShortStore = errors.New("store smaller than the modelled capacity")
+)

@@ -1,0 +1,212 @@
+package emu
+
+import (
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nasemu/nasemu/models"
+)
+
+// Volume is an emulated block volume: a Store for the bytes, a model for
+// the timing, a Clock to pace answers. It is safe for concurrent use.
+type Volume struct {
+	store Store
+	clock Clock
+	log   *slog.Logger
+
+	mu    sync.Mutex // serialises the model
+	model models.Device
+
+	inFlight atomic.Int64
+	stats    [models.Stat + 1]opStats
+}
+
+type opStats struct {
+	count, bytes, errors atomic.Int64
+	modelNanos           atomic.Int64 // sum of modelled latencies
+}
+
+// Options are a Volume's optional settings. The zero value is valid.
+type Options struct {
+	// Clock paces the volume; nil means a real-time WallClock.
+	Clock Clock
+	// Logger receives errors worth a person's attention; nil is quiet.
+	Logger *slog.Logger
+}
+
+// NewVolume returns a volume that stores its bytes in store and answers when
+// model says. The store must hold at least the model's capacity.
+func NewVolume(model models.Device, store Store, opts Options) (*Volume, error) {
+	if store.Size() < model.Capacity() {
+		return nil, fmt.Errorf("%w: store holds %d bytes, the model %d", ErrShortStore, store.Size(), model.Capacity())
+	}
+	if opts.Clock == nil {
+		opts.Clock = NewWallClock(1, -1)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Volume{store: store, clock: opts.Clock, log: opts.Logger, model: model}, nil
+}
+
+// Capacity returns the volume's size in bytes: the model's capacity.
+func (v *Volume) Capacity() int64 { return v.model.Capacity() }
+
+// Clock returns the volume's clock.
+func (v *Volume) Clock() Clock { return v.clock }
+
+// Store returns the volume's store.
+func (v *Volume) Store() Store { return v.store }
+
+// WithModel calls fn with the model while no request is being charged: the
+// way to read counters or inject a fault without racing the data path.
+func (v *Volume) WithModel(fn func(m models.Device, now time.Duration)) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	fn(v.model, v.clock.Now())
+}
+
+// charge submits r to the model at the current model time and returns the
+// completion time.
+func (v *Volume) charge(r models.Request) (at, done time.Duration, err error) {
+	v.mu.Lock()
+	at = v.clock.Now()
+	done, err = v.model.Submit(at, r)
+	v.mu.Unlock()
+	if err != nil {
+		err = fmt.Errorf("%v: %w", r, err)
+	}
+	return at, done, err
+}
+
+// finish waits until done and accounts the request.
+func (v *Volume) finish(op models.Op, n int64, at, done time.Duration, err error) {
+	if err == nil {
+		v.clock.SleepUntil(done)
+	}
+	s := &v.stats[op]
+	s.count.Add(1)
+	if err != nil {
+		s.errors.Add(1)
+		return
+	}
+	s.bytes.Add(n)
+	s.modelNanos.Add(int64(done - at))
+}
+
+// do charges r, runs the data operation (if the model accepted r), waits
+// for the model's completion time and accounts the request.
+func (v *Volume) do(r models.Request, data func() error) error {
+	v.inFlight.Add(1)
+	defer v.inFlight.Add(-1)
+	at, done, err := v.charge(r)
+	if err == nil && data != nil {
+		err = data()
+	}
+	v.finish(r.Op, r.Length, at, done, err)
+	return err
+}
+
+// ReadAt reads len(p) bytes at off.
+func (v *Volume) ReadAt(p []byte, off int64) (int, error) {
+	err := v.do(models.Request{Op: models.Read, Offset: off, Length: int64(len(p))}, func() error {
+		_, err := v.store.ReadAt(p, off)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// WriteAt writes p at off. The write is acknowledged when the model says;
+// it is durable once a later Sync returns.
+func (v *Volume) WriteAt(p []byte, off int64) (int, error) {
+	err := v.do(models.Request{Op: models.Write, Offset: off, Length: int64(len(p))}, func() error {
+		_, err := v.store.WriteAt(p, off)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Sync makes every acknowledged write durable: a Flush through the model
+// and a sync of the store.
+func (v *Volume) Sync() error {
+	return v.do(models.Request{Op: models.Flush}, v.store.Sync)
+}
+
+// Trim tells the volume that [off, off+n) holds no data any more; later
+// reads of it return zeros.
+func (v *Volume) Trim(off, n int64) error {
+	return v.do(models.Request{Op: models.Trim, Offset: off, Length: n}, func() error {
+		return trimOrZero(v.store, off, n)
+	})
+}
+
+// Charge submits a request that moves no data through the volume — a file
+// operation (models.Create, models.Remove, ...) of a filesystem or protocol
+// layer — and returns when the model says it completes.
+func (v *Volume) Charge(r models.Request) error {
+	if !r.Op.IsFileOp() {
+		return fmt.Errorf("%w: Charge takes file operations, not %v", models.ErrInvalid, r.Op)
+	}
+	return v.do(r, nil)
+}
+
+// PowerLoss simulates a power loss: a volatile write cache (VolatileStore)
+// loses what was not synced. It returns the bytes lost; 0 when the store
+// has no volatile cache.
+func (v *Volume) PowerLoss() int64 {
+	if vs, ok := v.store.(*VolatileStore); ok {
+		lost := vs.PowerLoss()
+		v.log.Warn("simulated power loss", "lost_bytes", lost)
+		return lost
+	}
+	return 0
+}
+
+// Close closes the store. Requests after Close fail with ErrClosed.
+func (v *Volume) Close() error { return v.store.Close() }
+
+// Stats is a snapshot of a volume's activity.
+type Stats struct {
+	InFlight int64
+	Ops      []OpStats // one per op that was used
+}
+
+// OpStats is the activity of one kind of request.
+type OpStats struct {
+	Op               models.Op
+	Count, Errors    int64
+	Bytes            int64
+	MeanModelLatency time.Duration
+}
+
+// Stats returns a snapshot of the volume's activity.
+func (v *Volume) Stats() Stats {
+	st := Stats{InFlight: v.inFlight.Load()}
+	for op := range v.stats {
+		s := &v.stats[op]
+		n := s.count.Load()
+		if n == 0 {
+			continue
+		}
+		o := OpStats{Op: models.Op(op), Count: n, Errors: s.errors.Load(), Bytes: s.bytes.Load()}
+		if ok := n - o.Errors; ok > 0 {
+			o.MeanModelLatency = time.Duration(s.modelNanos.Load() / ok)
+		}
+		st.Ops = append(st.Ops, o)
+	}
+	return st
+}
+
+// Size returns the volume's capacity, so that a Volume is itself a Store.
+func (v *Volume) Size() int64 { return v.model.Capacity() }
+
+var _ Store = (*Volume)(nil)
