@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/timeline"
 )
 
 // Config describes a fixed-cost device. The zero value of each cost is free.
@@ -30,7 +31,7 @@ type Config struct {
 // Device is a fixed-cost device.
 type Device struct {
 	cfg  Config
-	busy []time.Duration // per unit: busy until
+	units []timeline.Timeline
 
 	reads, writes           int64
 	bytesRead, bytesWritten int64
@@ -49,14 +50,15 @@ func New(cfg Config) (*Device, error) {
 	if cfg.Capacity <= 0 || cfg.Units < 0 || cfg.Read < 0 || cfg.Write < 0 || cfg.Other < 0 || cfg.BytesPerSecond < 0 {
 		return nil, fmt.Errorf("%w: fixed device %+v", models.ErrConfig, cfg)
 	}
-	return &Device{cfg: cfg, busy: make([]time.Duration, cfg.Units)}, nil
+	return &Device{cfg: cfg, units: make([]timeline.Timeline, cfg.Units)}, nil
 }
 
 // Capacity implements models.Device.
 func (d *Device) Capacity() int64 { return d.cfg.Capacity }
 
-// Submit implements models.Device: the request takes the unit that frees up
-// first and holds it for its service time.
+// Submit implements models.Device: the request takes the unit on which it
+// can start first (filling idle gaps before reservations made for the
+// future) and holds it for its service time.
 func (d *Device) Submit(at time.Duration, r models.Request) (time.Duration, error) {
 	if err := models.CheckRange(r, d.cfg.Capacity); err != nil {
 		return at, err
@@ -76,15 +78,14 @@ func (d *Device) Submit(at time.Duration, r models.Request) (time.Duration, erro
 	default:
 		return at, nil // file ops cost nothing on a block device
 	}
-	u := 0
-	for i, b := range d.busy {
-		if b < d.busy[u] {
-			u = i
+	u, first := 0, d.units[0].Earliest(at, svc)
+	for i := 1; i < len(d.units) && first > at; i++ {
+		if s := d.units[i].Earliest(at, svc); s < first {
+			u, first = i, s
 		}
 	}
-	start := max(at, d.busy[u])
-	d.busy[u] = start + svc
-	return d.busy[u], nil
+	_, done := d.units[u].Reserve(at, svc)
+	return done, nil
 }
 
 func (d *Device) transfer(n int64) time.Duration {

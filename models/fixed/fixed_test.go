@@ -52,3 +52,14 @@ func TestRangeErrors(t *testing.T) {
 		t.Fatal("zero capacity accepted")
 	}
 }
+
+// A request submitted for the future (a RAID write phase) does not keep
+// earlier arrivals from using the idle time before it.
+func TestFutureSubmissionLeavesGap(t *testing.T) {
+	d, _ := New(Config{Capacity: 1 << 20, Write: time.Millisecond, Read: time.Millisecond})
+	d.Submit(10*time.Millisecond, models.Request{Op: models.Write, Length: 4096})
+	done, _ := d.Submit(0, models.Request{Op: models.Read, Length: 4096})
+	if done != time.Millisecond {
+		t.Errorf("read at 0 done at %v, want 1ms (before the future write)", done)
+	}
+}

@@ -1,0 +1,132 @@
+// Package timeline is the reservation calendar of one resource (a NAND
+// die, a channel, a disk head, a link direction, a CPU core).
+//
+// A plain "busy until" time serves requests in the order they are
+// submitted. Composite devices submit parts of a request at future times
+// (the write phase of a RAID 5 read-modify-write starts when its reads
+// complete); with a plain busy-until, such a future reservation would keep
+// every request submitted after it — even one arriving much earlier — from
+// using the idle time before it, and the resource would sit idle while work
+// waits. A Timeline instead keeps the reserved intervals and places each
+// new reservation in the earliest gap at or after its arrival that is long
+// enough: work-conserving, first come first served among requests that
+// arrive in time order, and exactly a busy-until when they do.
+//
+// The calendar keeps at most Window intervals; adjacent reservations merge,
+// so a resource used in time order holds one interval. When the window is
+// full the earliest interval is forgotten and its end becomes a floor
+// before which nothing is placed.
+package timeline
+
+import "time"
+
+// Window is the number of disjoint busy intervals a Timeline remembers.
+const Window = 32
+
+type interval struct{ start, end time.Duration }
+
+// Timeline is one resource's calendar. The zero value is an idle resource.
+type Timeline struct {
+	iv    [Window]interval // sorted, disjoint, non-adjacent: iv[:n]
+	n     int
+	floor time.Duration // nothing is placed before this
+}
+
+// Reserve books the resource for d from the earliest time ≥ at when it is
+// free for that long, and returns the start and end of the booking. A zero
+// d books nothing and returns at (or the floor) twice.
+func (t *Timeline) Reserve(at, d time.Duration) (start, end time.Duration) {
+	if d <= 0 {
+		start = max(at, t.floor)
+		return start, start
+	}
+	if t.n == Window {
+		// Forget the earliest interval; nothing goes before its end.
+		t.floor = t.iv[0].end
+		copy(t.iv[:t.n-1], t.iv[1:t.n])
+		t.n--
+	}
+	start, i := t.earliest(at, d)
+	end = start + d
+	t.insert(i, interval{start, end})
+	return start, end
+}
+
+// Earliest returns when a reservation of d arriving at at would start,
+// without booking it.
+func (t *Timeline) Earliest(at, d time.Duration) time.Duration {
+	start, _ := t.earliest(at, d)
+	return start
+}
+
+// earliest finds the first gap ≥ at of length d and the index of the
+// interval it precedes.
+func (t *Timeline) earliest(at, d time.Duration) (start time.Duration, i int) {
+	start = max(at, t.floor)
+	for ; i < t.n; i++ {
+		if t.iv[i].end <= start {
+			continue
+		}
+		if t.iv[i].start >= start+d {
+			break // fits in the gap before interval i
+		}
+		start = t.iv[i].end
+	}
+	return start, i
+}
+
+// FreeAt returns the earliest time ≥ at at which the resource is free (it
+// may be busy again later).
+func (t *Timeline) FreeAt(at time.Duration) time.Duration {
+	at = max(at, t.floor)
+	for i := 0; i < t.n; i++ {
+		if t.iv[i].start > at {
+			break
+		}
+		if t.iv[i].end > at {
+			at = t.iv[i].end
+		}
+	}
+	return at
+}
+
+// BusyUntil returns the end of the last reservation.
+func (t *Timeline) BusyUntil() time.Duration {
+	if t.n == 0 {
+		return t.floor
+	}
+	return t.iv[t.n-1].end
+}
+
+// Busy returns the reserved time within [from, to).
+func (t *Timeline) Busy(from, to time.Duration) time.Duration {
+	var sum time.Duration
+	for i := 0; i < t.n; i++ {
+		s, e := max(t.iv[i].start, from), min(t.iv[i].end, to)
+		if e > s {
+			sum += e - s
+		}
+	}
+	return sum
+}
+
+// insert places v before index i (iv[i-1].end ≤ v.start, v.end ≤ iv[i].start),
+// merging with touching neighbours.
+func (t *Timeline) insert(i int, v interval) {
+	joinPrev := i > 0 && t.iv[i-1].end == v.start
+	joinNext := i < t.n && t.iv[i].start == v.end
+	switch {
+	case joinPrev && joinNext:
+		t.iv[i-1].end = t.iv[i].end
+		copy(t.iv[i:t.n-1], t.iv[i+1:t.n])
+		t.n--
+	case joinPrev:
+		t.iv[i-1].end = v.end
+	case joinNext:
+		t.iv[i].start = v.start
+	default: // Reserve made room: t.n < Window
+		copy(t.iv[i+1:t.n+1], t.iv[i:t.n])
+		t.iv[i] = v
+		t.n++
+	}
+}

@@ -1,0 +1,105 @@
+package timeline
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// In time order a Timeline is exactly a busy-until.
+func TestInOrderIsBusyUntil(t *testing.T) {
+	var tl Timeline
+	var busy time.Duration
+	rng := rand.New(rand.NewPCG(1, 2))
+	at := time.Duration(0)
+	for range 10000 {
+		at += time.Duration(rng.IntN(100)) * time.Microsecond
+		d := time.Duration(rng.IntN(150)+1) * time.Microsecond
+		s, e := tl.Reserve(at, d)
+		want := max(at, busy)
+		if s != want || e != want+d {
+			t.Fatalf("Reserve(%v, %v) = %v..%v, want start %v", at, d, s, e, want)
+		}
+		busy = e
+	}
+	if tl.n > 2 {
+		t.Errorf("in-order use left %d intervals", tl.n)
+	}
+}
+
+// A reservation arriving before a future one uses the gap when it fits, and
+// goes after it when it does not.
+func TestGapFilling(t *testing.T) {
+	var tl Timeline
+	tl.Reserve(10*time.Millisecond, time.Millisecond) // a future write phase
+	if s, _ := tl.Reserve(0, time.Millisecond); s != 0 {
+		t.Errorf("fitting request started at %v, want 0", s)
+	}
+	if s, _ := tl.Reserve(9*time.Millisecond+500*time.Microsecond, time.Millisecond); s != 11*time.Millisecond {
+		t.Errorf("non-fitting request started at %v, want 11ms", s)
+	}
+	if got := tl.FreeAt(10 * time.Millisecond); got != 12*time.Millisecond {
+		t.Errorf("FreeAt(10ms) = %v, want 12ms", got)
+	}
+}
+
+// Reservations never overlap and each starts at the earliest moment a
+// brute-force search over a fine grid finds (while the window is not full).
+func TestAgainstBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 200 {
+		var tl Timeline
+		var booked []interval
+		for range Window / 2 {
+			at := time.Duration(rng.IntN(1000))
+			d := time.Duration(rng.IntN(50) + 1)
+			s, e := tl.Reserve(at, d)
+			// Brute force: earliest start ≥ at with [s, s+d) free.
+			want := at
+			for {
+				clash := false
+				for _, b := range booked {
+					if want < b.end && b.start < want+d {
+						want, clash = b.end, true
+					}
+				}
+				if !clash {
+					break
+				}
+			}
+			if s != want || e != s+d {
+				t.Fatalf("trial %d: Reserve(%d, %d) = [%d, %d), brute force %d", trial, at, d, s, e, want)
+			}
+			booked = append(booked, interval{s, e})
+		}
+	}
+}
+
+// When more than Window disjoint intervals are kept, the earliest are
+// forgotten and nothing is placed before them.
+func TestWindowFloor(t *testing.T) {
+	var tl Timeline
+	for i := range Window + 5 {
+		tl.Reserve(time.Duration(i)*10, 1)
+	}
+	if tl.n != Window {
+		t.Fatalf("%d intervals kept, want %d", tl.n, Window)
+	}
+	if s, _ := tl.Reserve(0, 1); s < tl.floor || s == 0 {
+		t.Errorf("reservation at 0 placed at %d, before the floor %d", s, tl.floor)
+	}
+}
+
+func BenchmarkReserve(b *testing.B) {
+	b.ReportAllocs()
+	var tl Timeline
+	at := time.Duration(0)
+	for i := 0; b.Loop(); i++ {
+		at += 7
+		if i%4 == 0 {
+			tl.Reserve(at+100, 5) // a future phase
+		} else {
+			tl.Reserve(at, 5)
+		}
+	}
+}
