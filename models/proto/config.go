@@ -1,0 +1,276 @@
+package proto
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/nasemu/nasemu/models"
+)
+
+// Protocols.
+const (
+	Local = "local" // no protocol: requests go to the NAS device directly
+	SMB2  = "smb2"  // SMB 2.0.2 (Windows Vista / Server 2008)
+	SMB3  = "smb3"  // SMB 3.x (Windows 8 / Server 2012 and later, Samba 4)
+	ISCSI = "iscsi" // iSCSI (RFC 7143) with the client's own filesystem on the LUN
+)
+
+// Signing algorithms (SMB) and encryption ciphers (SMB 3).
+const (
+	None       = "none"
+	Yes        = "yes" // the dialect's usual algorithm
+	HMACSHA256 = "hmac-sha256"
+	AESCMAC    = "aes-cmac"
+	AESGMAC    = "aes-gmac"
+	AES128CCM  = "aes-128-ccm"
+	AES128GCM  = "aes-128-gcm"
+	AES256CCM  = "aes-256-ccm"
+	AES256GCM  = "aes-256-gcm"
+)
+
+// Config describes the protocol between client and NAS. The zero value of
+// every field means its default; defaults depend on the protocol and are
+// listed with their source in the package documentation (see Defaults).
+type Config struct {
+	Protocol string `yaml:"protocol"` // local (default) | smb2 | smb3 | iscsi
+
+	// MaxIO is the largest data transfer of one request: SMB's negotiated
+	// MaxReadSize/MaxWriteSize, iSCSI's largest SCSI command (the
+	// initiator's maximum transfer length).
+	MaxIO models.Bytes `yaml:"max_io"`
+	// Credits is the SMB credit window of a session: a request moving n
+	// bytes costs ceil(n/64KiB) credits (one on SMB 2.0.2) until its
+	// response returns them.
+	Credits int `yaml:"credits"`
+	// Signing is the SMB signing algorithm: none, yes (hmac-sha256 on
+	// smb2, aes-cmac on smb3), hmac-sha256, aes-cmac, aes-gmac.
+	Signing string `yaml:"signing"`
+	// Encryption is the SMB 3 cipher: none, yes (aes-128-gcm), aes-128-ccm,
+	// aes-128-gcm, aes-256-ccm, aes-256-gcm.
+	Encryption string `yaml:"encryption"`
+	// CryptoRate is the bytes per second one NAS core signs or encrypts
+	// with the chosen algorithm; 0 means the algorithm's default for an x86
+	// core with AES-NI. Set it for NAS CPUs without crypto offload (a
+	// low-power ARM core manages tens of MB/s of AES in software).
+	CryptoRate float64 `yaml:"crypto_rate"`
+
+	// ImmediateData lets an iSCSI write command carry its first data.
+	ImmediateData *bool `yaml:"immediate_data"`
+	// InitialR2T, when true, makes the target solicit (R2T) all write data
+	// beyond the immediate data; when false the initiator sends up to
+	// FirstBurst unsolicited.
+	InitialR2T *bool `yaml:"initial_r2t"`
+	// FirstBurst is the most unsolicited data of one iSCSI write.
+	FirstBurst models.Bytes `yaml:"first_burst"`
+	// MaxBurst is the most data one R2T solicits.
+	MaxBurst models.Bytes `yaml:"max_burst"`
+	// MaxRecvDataSegment is the largest data segment of one iSCSI PDU.
+	MaxRecvDataSegment models.Bytes `yaml:"max_recv_data_segment"`
+	// HeaderDigest and DataDigest add a CRC32C to every PDU header or data
+	// segment.
+	HeaderDigest bool `yaml:"header_digest"`
+	DataDigest   bool `yaml:"data_digest"`
+	// QueueDepth is the iSCSI commands one session keeps outstanding.
+	QueueDepth int `yaml:"queue_depth"`
+
+	// ClientOp is the time the client host spends on each file operation
+	// (create, open, close, remove, stat) outside the wire: the
+	// application's copy engine, the I/O manager, filesystem or redirector
+	// and filter drivers. Use a negative value for none.
+	ClientOp time.Duration `yaml:"client_op"`
+
+	// ServerRequest is the protocol server's CPU time per request on the
+	// NAS beyond what the NAS charges for any request: Samba's smbd reads,
+	// parses, dispatches and answers each SMB request in user space. It is
+	// charged on the NAS's cores when the NAS device has them (Computer).
+	// Default: SMB 10 µs, iSCSI none (the kernel target's work is the
+	// NAS's per-request cost). Use a negative value for none.
+	ServerRequest time.Duration `yaml:"server_request"`
+	// ServerFileOp is smbd's further CPU time per metadata request
+	// (CREATE, QUERY_INFO, SET_INFO, CLOSE): share-mode and lease
+	// databases, DOS attributes and NT ACLs in extended attributes, change
+	// notification. Default 40 µs. Use a negative value for none.
+	ServerFileOp time.Duration `yaml:"server_file_op"`
+}
+
+// Samba's costs on one core of a ~3 GHz x86 server; a low-power ARM NAS
+// core (1.7 GHz Cortex-A15) takes four to five times as long, and its
+// setup should say so.
+const (
+	DefaultSMBServerRequest = 10 * time.Microsecond
+	DefaultSMBServerFileOp  = 40 * time.Microsecond
+)
+
+// DefaultClientOp is the client-side cost of one file operation of Windows
+// Explorer: its copy engine creates, writes and closes small files between
+// two local SSDs at roughly 600 files a second, about 0.8 ms for each of a
+// file's create and close. The cost is the client's, the same whatever the
+// protocol.
+const DefaultClientOp = 800 * time.Microsecond
+
+func boolp(b bool) *bool { return &b }
+
+// Defaults returns c with every zero field set to its protocol's default.
+func (c Config) Defaults() Config {
+	if c.Protocol == "" {
+		c.Protocol = Local
+	}
+	if c.ClientOp == 0 {
+		c.ClientOp = DefaultClientOp
+	}
+	switch c.Protocol {
+	case SMB2:
+		setBytes(&c.MaxIO, 64<<10) // MS-SMB2: SMB 2.0.2 caps reads and writes at 64 KiB
+		setInt(&c.Credits, 128)    // Windows Vista/2008 client: a few dozen to 128 outstanding
+		setString(&c.Signing, None)
+		setString(&c.Encryption, None)
+		setDur(&c.ServerRequest, DefaultSMBServerRequest)
+		setDur(&c.ServerFileOp, DefaultSMBServerFileOp)
+	case SMB3:
+		setBytes(&c.MaxIO, 1<<20) // Windows 8+ clients request at most 1 MiB; Samba offers 8 MiB
+		setInt(&c.Credits, 512)   // Windows client window in steady state; Samba grants up to 8192
+		setString(&c.Signing, None)
+		setString(&c.Encryption, None)
+		setDur(&c.ServerRequest, DefaultSMBServerRequest)
+		setDur(&c.ServerFileOp, DefaultSMBServerFileOp)
+	case ISCSI:
+		setBytes(&c.MaxIO, 256<<10)              // Windows initiator MaxTransferLength 256 KiB
+		setBytes(&c.FirstBurst, 64<<10)          // RFC 7143 default 65536
+		setBytes(&c.MaxBurst, 256<<10)           // RFC 7143 default 262144
+		setBytes(&c.MaxRecvDataSegment, 256<<10) // Open-iSCSI and Windows initiator: 262144
+		setInt(&c.QueueDepth, 128)               // Open-iSCSI node.session.cmds_max
+		if c.ImmediateData == nil {
+			c.ImmediateData = boolp(true) // RFC 7143 default Yes
+		}
+		if c.InitialR2T == nil {
+			c.InitialR2T = boolp(true) // RFC 7143 default Yes; negotiation ORs, and LIO targets say Yes
+		}
+	}
+	switch c.Signing {
+	case Yes:
+		c.Signing = AESCMAC
+		if c.Protocol == SMB2 {
+			c.Signing = HMACSHA256
+		}
+	}
+	if c.Encryption == Yes {
+		c.Encryption = AES128GCM
+	}
+	return c
+}
+
+func setBytes(b *models.Bytes, v models.Bytes) {
+	if *b == 0 {
+		*b = v
+	}
+}
+
+func setDur(p *time.Duration, v time.Duration) {
+	if *p == 0 {
+		*p = v
+	}
+}
+
+func setInt(p *int, v int) {
+	if *p == 0 {
+		*p = v
+	}
+}
+
+func setString(p *string, v string) {
+	if *p == "" {
+		*p = v
+	}
+}
+
+// Validate reports the first impossible value of c (after defaults) as an
+// error wrapping models.ErrConfig that names the field.
+func (c Config) Validate() error {
+	c = c.Defaults()
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{models.ErrConfig}, a...)...)
+	}
+	smb := c.Protocol == SMB2 || c.Protocol == SMB3
+	switch c.Protocol {
+	case Local, SMB2, SMB3, ISCSI:
+	default:
+		return bad("protocol %q is unknown (known: local, smb2, smb3, iscsi)", c.Protocol)
+	}
+	if c.MaxIO < 0 || c.Credits < 0 || c.FirstBurst < 0 || c.MaxBurst < 0 || c.MaxRecvDataSegment < 0 || c.QueueDepth < 0 || c.CryptoRate < 0 {
+		return bad("protocol %s: negative max_io, credits, first_burst, max_burst, max_recv_data_segment, queue_depth or crypto_rate", c.Protocol)
+	}
+	if c.Protocol == Local {
+		if c.MaxIO != 0 || c.Credits != 0 || c.Signing != "" || c.Encryption != "" || c.QueueDepth != 0 ||
+			c.FirstBurst != 0 || c.MaxBurst != 0 || c.ImmediateData != nil || c.InitialR2T != nil ||
+			c.ServerRequest != 0 || c.ServerFileOp != 0 {
+			return bad("protocol local has no protocol settings (max_io, credits, signing, encryption, server costs, iSCSI keys)")
+		}
+		return nil
+	}
+	if c.MaxIO < 4096 {
+		return bad("max_io %d: want at least 4KiB", c.MaxIO)
+	}
+	if smb {
+		if c.Protocol == SMB2 && c.MaxIO > 64<<10 {
+			return bad("max_io %v on smb2: SMB 2.0.2 reads and writes at most 64KiB (larger needs SMB 2.1 multi-credit)", c.MaxIO)
+		}
+		if c.MaxIO > 8<<20 {
+			return bad("max_io %v: SMB servers offer at most 8MiB per read or write", c.MaxIO)
+		}
+		if need := creditCharge(c.Protocol, int64(c.MaxIO)); c.Credits < need {
+			return bad("credits %d: a %v request needs %d credits", c.Credits, c.MaxIO, need)
+		}
+		if c.Credits > 8192 {
+			return bad("credits %d: servers grant at most 8192", c.Credits)
+		}
+		switch c.Signing {
+		case None, HMACSHA256:
+		case AESCMAC, AESGMAC:
+			if c.Protocol == SMB2 {
+				return bad("signing %s on smb2: SMB 2.0.2 signs with hmac-sha256 only", c.Signing)
+			}
+		default:
+			return bad("signing %q is unknown (known: none, yes, hmac-sha256, aes-cmac, aes-gmac)", c.Signing)
+		}
+		switch c.Encryption {
+		case None:
+		case AES128CCM, AES128GCM, AES256CCM, AES256GCM:
+			if c.Protocol == SMB2 {
+				return bad("encryption %s on smb2: SMB encryption needs SMB 3", c.Encryption)
+			}
+		default:
+			return bad("encryption %q is unknown (known: none, yes, aes-128-ccm, aes-128-gcm, aes-256-ccm, aes-256-gcm)", c.Encryption)
+		}
+		if c.FirstBurst != 0 || c.MaxBurst != 0 || c.MaxRecvDataSegment != 0 || c.QueueDepth != 0 || c.ImmediateData != nil || c.InitialR2T != nil || c.HeaderDigest || c.DataDigest {
+			return bad("protocol %s: iSCSI keys (first_burst, max_burst, max_recv_data_segment, queue_depth, immediate_data, initial_r2t, digests) do not apply", c.Protocol)
+		}
+		return nil
+	}
+	// iSCSI.
+	if c.Credits != 0 || (c.Signing != "" && c.Signing != None) || (c.Encryption != "" && c.Encryption != None) || c.ServerFileOp != 0 {
+		return bad("protocol iscsi: credits, signing, encryption and server_file_op are SMB settings (iSCSI protects data with digests and IPsec, and has no file operations)")
+	}
+	if c.MaxIO > 32<<20 {
+		return bad("max_io %v on iscsi: initiators transfer at most 32MiB per command", c.MaxIO)
+	}
+	if c.MaxRecvDataSegment < 512 || c.MaxRecvDataSegment > 1<<24-1 {
+		return bad("max_recv_data_segment %v: RFC 7143 allows 512..16777215", c.MaxRecvDataSegment)
+	}
+	if c.MaxBurst < 512 || c.MaxBurst > 1<<24-1 {
+		return bad("max_burst %v: RFC 7143 allows 512..16777215", c.MaxBurst)
+	}
+	if c.FirstBurst < 512 || c.FirstBurst > c.MaxBurst {
+		return bad("first_burst %v: RFC 7143 wants 512..max_burst (%v)", c.FirstBurst, c.MaxBurst)
+	}
+	if c.QueueDepth > 4096 {
+		return bad("queue_depth %d: initiators keep at most a few thousand commands outstanding", c.QueueDepth)
+	}
+	return nil
+}
+
+// UnmarshalText lets a setup file name just the protocol (protocol: smb3)
+// where a mapping of its settings could also stand.
+func (c *Config) UnmarshalText(text []byte) error {
+	*c = Config{Protocol: string(text)}
+	return nil
+}

@@ -1,0 +1,147 @@
+package proto
+
+import (
+	"time"
+
+	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/link"
+)
+
+// iSCSI PDU sizes in bytes (RFC 7143 section 11).
+const (
+	iscsiBHS    = 48 // basic header segment of every PDU
+	iscsiDigest = 4  // CRC32C header or data digest
+	unmapParams = 24 // UNMAP parameter list with one block descriptor
+)
+
+// bhs returns the header bytes of one PDU.
+func (d *Device) bhs() int64 {
+	if d.cfg.HeaderDigest {
+		return iscsiBHS + iscsiDigest
+	}
+	return iscsiBHS
+}
+
+// dataPDUs returns the bytes of n data bytes sent as Data-In or Data-Out
+// PDUs of at most MaxRecvDataSegment each.
+func (d *Device) dataPDUs(n int64) int64 {
+	if n <= 0 {
+		return 0
+	}
+	seg := int64(d.cfg.MaxRecvDataSegment)
+	pdus := (n + seg - 1) / seg
+	per := d.bhs()
+	if d.cfg.DataDigest {
+		per += iscsiDigest
+	}
+	return n + pdus*per
+}
+
+// iscsiCommand is one SCSI command: the command PDU (with immediate and
+// unsolicited data of a write), one R2T round trip per burst of solicited
+// data, the NAS's service of nasReq, and the Data-In PDUs and SCSI Response
+// back. dataOut and dataIn are the bytes moved to and from the target.
+func (d *Device) iscsiCommand(t time.Duration, s *session, flow int, nasReq models.Request, dataOut, dataIn int64) (time.Duration, error) {
+	start := s.slots.take(t, 1)
+	dir := link.ToNAS
+	if dataIn > 0 {
+		dir = link.ToClient
+	}
+	lane := d.link.Lane(flow, dir, start)
+
+	// Unsolicited data: immediate data in the command PDU (up to
+	// FirstBurst and one data segment), and with InitialR2T=No further
+	// Data-Out PDUs up to FirstBurst.
+	var imm, unsolicited int64
+	if *d.cfg.ImmediateData {
+		imm = min(dataOut, int64(d.cfg.FirstBurst), int64(d.cfg.MaxRecvDataSegment))
+	}
+	unsolicited = imm
+	if !*d.cfg.InitialR2T {
+		unsolicited = min(dataOut, int64(d.cfg.FirstBurst))
+	}
+	cmd := d.bhs() + imm
+	if imm > 0 && d.cfg.DataDigest {
+		cmd += iscsiDigest
+	}
+	cmd += d.dataPDUs(unsolicited - imm)
+	arrive := d.link.Send(start, lane, link.ToNAS, cmd)
+
+	// Solicited data: the target asks for each burst with an R2T once the
+	// previous data is in (MaxOutstandingR2T=1, the RFC default).
+	for left := dataOut - unsolicited; left > 0; {
+		burst := min(left, int64(d.cfg.MaxBurst))
+		r2t := d.link.Send(arrive, lane, link.ToClient, d.bhs())
+		arrive = d.link.Send(r2t, lane, link.ToNAS, d.dataPDUs(burst))
+		left -= burst
+		d.iscsiR2Ts++
+		d.roundTrips++
+	}
+
+	if d.cpu != nil && d.cfg.ServerRequest > 0 {
+		arrive = d.cpu.Compute(arrive, d.cfg.ServerRequest, 0, 0)
+	}
+	done, err := d.nas.Submit(arrive, nasReq)
+	if err != nil {
+		s.slots.give(done, 1)
+		return done, err
+	}
+	back := d.link.Send(done, lane, link.ToClient, d.dataPDUs(dataIn)+d.bhs())
+	s.slots.give(back, 1)
+	d.iscsiCommands++
+	d.roundTrips++
+	return back, nil
+}
+
+// iscsiIO moves a block read or write, split into commands of at most
+// MaxIO, all queued at t as far as the queue depth allows.
+func (d *Device) iscsiIO(t time.Duration, s *session, r models.Request) (time.Duration, error) {
+	done := t
+	off := r.Offset
+	for {
+		n := min(d.maxIO, r.End()-off)
+		sub := models.Request{Op: r.Op, Offset: off, Length: n, Flow: r.Flow}
+		var end time.Duration
+		var err error
+		if r.Op == models.Read {
+			end, err = d.iscsiCommand(t, s, r.Flow, sub, 0, n)
+		} else {
+			end, err = d.iscsiCommand(t, s, r.Flow, sub, n, 0)
+		}
+		if err != nil {
+			return end, err
+		}
+		done = max(done, end)
+		off += n
+		if off >= r.End() {
+			return done, nil
+		}
+	}
+}
+
+// iscsi serves one request: block requests become SCSI commands; file
+// operations run in the client's own filesystem on the LUN (clientfs.go).
+func (d *Device) iscsi(at time.Duration, r models.Request) (time.Duration, error) {
+	s := d.session(r.Flow)
+	switch r.Op {
+	case models.Read:
+		if s.inFile {
+			r = d.fs.clusters(r, d.nas.Capacity())
+		}
+		return d.iscsiIO(at, s, r)
+	case models.Write:
+		if s.inFile {
+			return d.writeBehind(at, s, r)
+		}
+		return d.iscsiIO(at, s, r)
+	case models.Flush:
+		// Dirty file data and metadata go out first, then SYNCHRONIZE
+		// CACHE makes the target's write cache durable.
+		t := d.fs.writeback(d, at, s, r.Flow)
+		t = max(t, s.lazyDone)
+		return d.iscsiCommand(t, s, r.Flow, models.Request{Op: models.Flush, Flow: r.Flow}, 0, 0)
+	case models.Trim:
+		return d.iscsiCommand(at, s, r.Flow, r, unmapParams, 0)
+	}
+	return d.fs.fileOp(d, at, s, r)
+}

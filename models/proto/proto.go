@@ -1,0 +1,253 @@
+package proto
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/link"
+)
+
+// Computer is implemented by a device below the protocol that owns CPU
+// cores (package nas's Controller): Compute runs fixed + bytes /
+// bytesPerSecond of work on the core that frees first, starting no earlier
+// than at, and returns when it is done. The protocol charges SMB signing
+// and encryption there; below a device without cores (a models/fixed
+// device in tests) it charges them on a core of its own per session.
+type Computer interface {
+	Compute(at, fixed time.Duration, bytes int64, bytesPerSecond float64) (done time.Duration)
+}
+
+// Device is a protocol between a client and the NAS device below it; it is
+// the outermost models.Device of a stack. It is not safe for concurrent use.
+type Device struct {
+	cfg  Config
+	link *link.Link
+	nas  models.Device
+	cpu  Computer // the NAS's cores, or nil
+
+	proto    uint8 // protoLocal, protoSMB, protoISCSI
+	maxIO    int64
+	sessions []*session // by Flow
+
+	// signing or encryption cost: one core's rate and its inverse
+	cryptoRate, cryptoNsPerByte float64
+	encrypted                   bool // messages carry a transform header
+
+	fs clientFS // the client filesystem on an iSCSI LUN
+
+	roundTrips, smbRequests, iscsiCommands, iscsiR2Ts, fileOps int64
+	cryptoBytes                                                int64
+}
+
+const (
+	protoLocal uint8 = iota
+	protoSMB
+	protoISCSI
+)
+
+var (
+	_ models.Device   = (*Device)(nil)
+	_ models.Observer = (*Device)(nil)
+	_ models.Parent   = (*Device)(nil)
+)
+
+// New returns the protocol cfg describes, carried by l, in front of nas.
+// For protocol local, l must be nil or of kind local.
+func New(cfg Config, l *link.Link, nas models.Device) (*Device, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if nas == nil {
+		return nil, fmt.Errorf("%w: protocol %s has no NAS device below it", models.ErrConfig, cfg.Protocol)
+	}
+	cfg = cfg.Defaults()
+	if l == nil {
+		if cfg.Protocol != Local {
+			return nil, fmt.Errorf("%w: protocol %s needs a link (kind local for a client on the NAS itself)", models.ErrConfig, cfg.Protocol)
+		}
+		l, _ = link.New(link.Config{Kind: "local"})
+	}
+	if cfg.Protocol == Local && !l.Local() {
+		return nil, fmt.Errorf("%w: protocol local has no network, but the link is %v: use link kind local", models.ErrConfig, l)
+	}
+	d := &Device{cfg: cfg, link: l, nas: nas, maxIO: int64(cfg.MaxIO)}
+	d.cpu, _ = nas.(Computer)
+	switch cfg.Protocol {
+	case Local:
+		d.proto = protoLocal
+	case SMB2, SMB3:
+		d.proto = protoSMB
+		// Encryption replaces signing when both are on.
+		alg := cfg.Signing
+		if cfg.Encryption != None {
+			alg, d.encrypted = cfg.Encryption, true
+		}
+		if alg != None {
+			d.cryptoRate = cfg.CryptoRate
+			if d.cryptoRate == 0 {
+				d.cryptoRate = cryptoRates[alg]
+			}
+			d.cryptoNsPerByte = 1e9 / d.cryptoRate
+		}
+	case ISCSI:
+		d.proto = protoISCSI
+		d.fs = newClientFS(nas.Capacity())
+	}
+	return d, nil
+}
+
+// Config returns the configuration, defaults filled in.
+func (d *Device) Config() Config { return d.cfg }
+
+// Link returns the link the protocol runs over.
+func (d *Device) Link() *link.Link { return d.link }
+
+// Capacity implements models.Device: the NAS device's.
+func (d *Device) Capacity() int64 { return d.nas.Capacity() }
+
+// Children implements models.Parent.
+func (d *Device) Children() []models.Device { return []models.Device{d.nas} }
+
+// Submit implements models.Device: the request issued by the client of
+// r.Flow at at completes when its last response reaches the client.
+func (d *Device) Submit(at time.Duration, r models.Request) (time.Duration, error) {
+	if err := models.CheckRange(r, d.nas.Capacity()); err != nil {
+		return at, err
+	}
+	if r.Flow < 0 || r.Flow >= MaxFlows {
+		return at, fmt.Errorf("%w: %v has flow %d: want 0..%d", models.ErrInvalid, r, r.Flow, MaxFlows-1)
+	}
+	if r.Op.IsFileOp() {
+		d.fileOps++
+	}
+	switch d.proto {
+	case protoSMB:
+		return d.smb(at, r)
+	case protoISCSI:
+		return d.iscsi(at, r)
+	}
+	return d.nas.Submit(at, r)
+}
+
+// MaxFlows bounds Request.Flow: the protocol keeps state for every client
+// connection, indexed by Flow.
+const MaxFlows = 1 << 16
+
+// session is the state the protocol keeps for one client connection.
+type session struct {
+	slots window // SMB credits or iSCSI command slots
+
+	cryptoBusy time.Duration // this session's server core, for signing and encryption
+
+	inFile  bool // a file is open (between Create/Open and Close)
+	written bool // the open file was written
+
+	// iSCSI client filesystem: write-behind of file data.
+	behind   window
+	lazyDone time.Duration // when every write-behind write has reached the NAS
+}
+
+func (d *Device) session(flow int) *session {
+	if flow < len(d.sessions) {
+		if s := d.sessions[flow]; s != nil {
+			return s
+		}
+	}
+	for len(d.sessions) <= flow {
+		d.sessions = append(d.sessions, nil)
+	}
+	s := &session{}
+	switch d.proto {
+	case protoSMB:
+		s.slots = newWindow(d.cfg.Credits)
+	case protoISCSI:
+		s.slots = newWindow(d.cfg.QueueDepth)
+		s.behind = newWindow(writeBehind)
+	}
+	d.sessions[flow] = s
+	return s
+}
+
+// window is a pool of n slots (credits, command slots) taken and returned
+// in FIFO order: a request that needs c slots takes the next c, and may
+// start once the last of them has come back.
+type window struct {
+	free []time.Duration // when each slot returns
+	head int
+}
+
+func newWindow(n int) window { return window{free: make([]time.Duration, n)} }
+
+// take returns when c slots are free at or after t; give must follow with
+// the same c.
+func (w *window) take(t time.Duration, c int) time.Duration {
+	n := len(w.free)
+	for i := 0; i < c; i++ {
+		t = max(t, w.free[(w.head+i)%n])
+	}
+	return t
+}
+
+// give returns the c slots taken last at done.
+func (w *window) give(done time.Duration, c int) {
+	n := len(w.free)
+	for i := 0; i < c; i++ {
+		w.free[w.head] = done
+		w.head++
+		if w.head == n {
+			w.head = 0
+		}
+	}
+}
+
+// crypto books signing or encryption of an n-byte message for session s at
+// t and returns when it is done. One smbd process serves a session, so its
+// crypto is serial whichever core runs it.
+func (d *Device) crypto(t time.Duration, s *session, n int64) time.Duration {
+	if d.cryptoRate == 0 {
+		return t
+	}
+	d.cryptoBytes += n
+	start := max(t, s.cryptoBusy)
+	if d.cpu != nil {
+		s.cryptoBusy = d.cpu.Compute(start, 0, n, d.cryptoRate)
+	} else {
+		s.cryptoBusy = start + time.Duration(float64(n)*d.cryptoNsPerByte+0.5)
+	}
+	return s.cryptoBusy
+}
+
+// cryptoRates are the bytes per second one server core signs or encrypts
+// unless Config.CryptoRate says otherwise: a 2015-era x86 core with
+// AES-NI and PCLMULQDQ but no SHA extensions, through Samba's GnuTLS
+// (OpenSSL speed figures for one core, rounded down for per-message setup).
+var cryptoRates = map[string]float64{
+	HMACSHA256: 400e6,
+	AESCMAC:    900e6,
+	AESGMAC:    3000e6,
+	AES128CCM:  700e6,
+	AES256CCM:  550e6,
+	AES128GCM:  2000e6,
+	AES256GCM:  1600e6,
+}
+
+// Counters implements models.Observer: the protocol's counters and its
+// link's.
+func (d *Device) Counters() []models.Counter {
+	c := []models.Counter{
+		{Name: "round_trips", Value: float64(d.roundTrips)},
+		{Name: "file_ops", Value: float64(d.fileOps)},
+	}
+	switch d.proto {
+	case protoSMB:
+		c = append(c,
+			models.Counter{Name: "smb_requests", Value: float64(d.smbRequests)},
+			models.Counter{Name: "crypto_bytes", Value: float64(d.cryptoBytes)})
+	case protoISCSI:
+		c = append(c,
+			models.Counter{Name: "iscsi_commands", Value: float64(d.iscsiCommands)},
+			models.Counter{Name: "iscsi_r2ts", Value: float64(d.iscsiR2Ts)})
+	}
+	return append(c, d.link.Counters()...)
+}
