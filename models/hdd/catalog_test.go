@@ -1,0 +1,114 @@
+package hdd_test
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/catalog"
+)
+
+// datasheet holds the figures each catalog HDD's vendor publishes, typed
+// in again from the datasheets so that a slip in the catalog shows.
+var datasheet = map[string]struct {
+	capacityTB float64
+	rpm        float64
+	outerMBps  float64
+	cacheMiB   int64
+	// qd16IOPS is a published random 4K read rate at QD16 (0 if none).
+	qd16IOPS float64
+}{
+	"wd-red-1tb":            {1, 5400, 150, 64, 0},
+	"wd-red-4tb":            {4, 5400, 150, 64, 0},
+	"wd-se-4tb":             {4, 7200, 171, 64, 0},
+	"seagate-ironwolf-8tb":  {8, 7200, 210, 256, 0},
+	"seagate-exos-x18-18tb": {18, 7200, 270, 256, 170},
+}
+
+// Every catalog HDD builds, matches its datasheet, and its model streams
+// at the datasheet's sustained rate at the outer zone and gives the
+// classic random access rate at QD1.
+func TestCatalogDatasheets(t *testing.T) {
+	seen := 0
+	for _, d := range catalog.Drives() {
+		if d.HDD == nil {
+			continue
+		}
+		seen++
+		t.Run(d.Name, func(t *testing.T) {
+			ds, ok := datasheet[d.Name]
+			if !ok {
+				t.Fatalf("no datasheet figures for %s in this test", d.Name)
+			}
+			c := *d.HDD
+			if !within(float64(c.Capacity)/1e12, ds.capacityTB, 0.01) || c.RPM != ds.rpm ||
+				c.OuterMBps != ds.outerMBps || int64(c.CacheSize) != ds.cacheMiB<<20 {
+				t.Errorf("config %+v does not match the datasheet %+v", c, ds)
+			}
+			if c.Summary() == "" {
+				t.Error("empty summary")
+			}
+			dev, err := d.New(0, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const bs = 1 << 20
+			var at time.Duration
+			for i := range 128 {
+				if at, err = dev.Submit(at, models.Request{Op: models.Read, Offset: int64(i) * bs, Length: bs}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mbps := 128 * bs / at.Seconds() / 1e6
+			if !within(mbps, ds.outerMBps, 0.10) {
+				t.Errorf("outer zone %.1f MB/s, datasheet %g", mbps, ds.outerMBps)
+			}
+			qd1 := randomIOPS(t, dev, 1, 3000)
+			per := c.AvgSeek.Seconds() + 30/ds.rpm + 200e-6
+			t.Logf("outer %.1f MB/s; random 4K QD1 %.1f IOPS (analytic %.1f)", mbps, qd1, 1/per)
+			if !within(qd1, 1/per, 0.10) {
+				t.Errorf("random 4K QD1 %.1f IOPS, want %.1f", qd1, 1/per)
+			}
+			if ds.qd16IOPS != 0 {
+				dev, _ := d.New(0, 1)
+				qd16 := randomIOPS(t, dev, 16, 8000)
+				t.Logf("random 4K QD16 %.1f IOPS, datasheet %g", qd16, ds.qd16IOPS)
+				if !within(qd16, ds.qd16IOPS, 0.15) {
+					t.Errorf("random 4K QD16 %.1f IOPS, datasheet %g", qd16, ds.qd16IOPS)
+				}
+			}
+		})
+	}
+	if seen < len(datasheet) {
+		t.Errorf("%d catalog HDDs, want the %d of this test", seen, len(datasheet))
+	}
+}
+
+// randomIOPS runs 4 KiB random reads over the whole drive in a closed loop.
+func randomIOPS(t *testing.T, dev models.Device, qd, n int) float64 {
+	rng := rand.New(rand.NewPCG(3, 4))
+	start := time.Hour // after anything earlier in the test
+	slots := make([]time.Duration, qd)
+	for i := range slots {
+		slots[i] = start
+	}
+	var last time.Duration
+	for range n {
+		j := 0
+		for k := range slots {
+			if slots[k] < slots[j] {
+				j = k
+			}
+		}
+		done, err := dev.Submit(slots[j], models.Request{Op: models.Read, Offset: rng.Int64N(dev.Capacity()>>12) << 12, Length: 4096})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slots[j] = done
+		last = max(last, done)
+	}
+	return float64(n) / (last - start).Seconds()
+}
+
+func within(got, want, tol float64) bool { return got >= want*(1-tol) && got <= want*(1+tol) }

@@ -1,0 +1,173 @@
+package hdd
+
+// Native Command Queuing under reservation.
+//
+// A real drive holds up to 32 commands and, each time the head frees up,
+// starts the one it can reach soonest (shortest positioning time first,
+// SPTF). Here a command's completion is fixed when it is submitted, so a
+// command answered earlier cannot be overtaken later. The drive instead
+// keeps the positions (not the identities) of the commands that are queued
+// but not yet served. When a media command arrives it adds its position to
+// that set, the head's next slot goes to the cheapest position in the set
+// (seek plus rotational wait from where the head will be), and that
+// position leaves the set. The arriving command completes at the end of
+// that slot.
+//
+// The head therefore follows exactly the path a greedy SPTF scheduler
+// would, over the same set of queued positions, so throughput and the head
+// position (which drives locality and rotation) are those of SPTF. What is
+// not reproduced is which command finishes in which slot: completions keep
+// submission order, so latency has FIFO's narrow spread instead of SPTF's
+// starvation tail; mean latency is the same by Little's law. The set is
+// trimmed to the commands actually outstanding (counted from the
+// completion times already given out), so an idle drive forgets positions
+// whose commands have long completed.
+//
+// Each command adds one position and each slot removes one, so in a steady
+// closed loop the set keeps the positions SPTF has passed over so far, and
+// each decision faces the choice a real SPTF scheduler faces after each
+// completion: the sequence of decisions is statistically the same process,
+// and the rotational arithmetic uses each slot's true start time. One
+// detail matters at low depth: a host that reissues a command the moment
+// another completes is too late for the decision the drive makes at that
+// completion, so a real drive at queue depth n chooses among n−1 commands
+// (at QD2 it hardly reorders at all). A command that arrives within one
+// command overhead of a completion therefore counts one candidate fewer.
+// Only when the queue grows (a burst) must positions be invented: the
+// recent commands' positions stand in for the commands that will follow.
+// ncq_test.go checks throughput against an event-driven SPTF simulator.
+
+// pending is the position of a queued media command.
+type pending struct {
+	start, end int64
+	tStart     float64 // media times and radial positions of both ends
+	tEnd       float64
+	xStart     float64
+	xEnd       float64
+	write      bool
+}
+
+// window is one command's span in the drive, for counting the queue.
+type window struct {
+	at, done float64
+	media    bool
+}
+
+// queueAt returns how many commands, and how many media commands, are in
+// the drive at time t, counting one arriving then, and whether a media
+// command completed less than a command overhead before t.
+func (d *Drive) queueAt(t float64) (all, media int, reissued bool) {
+	all, media = 1, 1
+	if t >= d.recentMaxDone {
+		// Everything remembered has completed: the common QD1 case.
+		return all, media, t-d.lastMediaDone < d.ovh
+	}
+	for i := range d.recent {
+		w := &d.recent[i]
+		if w.at <= t && t < w.done {
+			all++
+			if w.media {
+				media++
+			}
+		} else if w.media && w.done <= t && t-w.done < d.ovh {
+			reissued = true
+		}
+	}
+	return all, media, reissued
+}
+
+// remember stores a command's span in the ring of recent commands.
+func (d *Drive) remember(at, done float64, media bool) {
+	d.recentMaxDone = max(d.recentMaxDone, done)
+	if media {
+		d.lastMediaDone = max(d.lastMediaDone, done)
+	}
+	d.recent[d.recentNext] = window{at: at, done: done, media: media}
+	d.recentNext = (d.recentNext + 1) % len(d.recent)
+}
+
+// queued reports whether a position starting at byte a is in the queue.
+func (d *Drive) queued(a int64) bool {
+	for i := 0; i < d.qLen; i++ {
+		if d.queue[i].start == a {
+			return true
+		}
+	}
+	return false
+}
+
+// mediaOp serves one media command (ready for the mechanism at cmd; the
+// queue as found by queueAt) through the SPTF slot model. It returns when
+// the slot ends and the range the head transferred in it, which is where
+// the head now is: the arriving command's own range unless another queued
+// one was cheaper.
+func (d *Drive) mediaOp(cmd float64, a, b int64, isWrite bool) (end float64, c pending) {
+	others := min(d.qMedia, d.cfg.QueueDepth) - 1
+	if d.qReissued {
+		// The command replaces one that completed less than a command
+		// overhead ago. The drive chose the next command at that
+		// completion, before this one was ready, so each decision has one
+		// candidate fewer than the commands outstanding.
+		others--
+	}
+	others = max(others, 0)
+	// Positions beyond the commands still outstanding were served already.
+	if drop := d.qLen - others; drop > 0 {
+		copy(d.queue[:], d.queue[drop:d.qLen])
+		d.qLen -= drop
+	}
+	// When the queue has grown (the start of a burst), the positions of
+	// the commands that will follow are not known yet; the most recent
+	// commands' positions stand in for them.
+	for k := 1; d.qLen < others && k <= d.histLen; k++ {
+		h := d.hist[(d.histNext-k+len(d.hist))%len(d.hist)]
+		if !d.queued(h.start) {
+			d.queue[d.qLen] = h
+			d.qLen++
+		}
+	}
+	var p pending
+	p.start, p.end = a, b
+	p.tStart, p.xStart, p.tEnd, p.xEnd = d.g.locateRange(a, b)
+	p.write = isWrite
+	d.queue[d.qLen] = p
+	d.qLen++
+	d.hist[d.histNext] = p
+	d.histNext = (d.histNext + 1) % len(d.hist)
+	d.histLen = min(d.histLen+1, len(d.hist))
+
+	s := max(cmd, d.headFree)
+	d.takeHead(s)
+	best, bestSeek, bestCost := 0, 0.0, 0.0
+	for i := 0; i < d.qLen; i++ {
+		c := &d.queue[i]
+		sk := d.seek.time(abs(c.xStart - d.headX))
+		if i > 0 && sk >= bestCost {
+			continue // the rotational wait can only add to it
+		}
+		cost := sk + d.g.rotWait(s+sk, c.tStart)
+		if i == 0 || cost < bestCost {
+			best, bestSeek, bestCost = i, sk, cost
+		}
+	}
+	c = d.queue[best]
+	copy(d.queue[best:], d.queue[best+1:d.qLen])
+	d.qLen--
+
+	end = s + bestCost + (c.tEnd - c.tStart)
+	d.noteSeek(bestSeek, bestCost-bestSeek)
+	d.headFree, d.headX = end, c.xEnd
+	if c.write {
+		d.mediaBytesWritten += c.end - c.start
+	} else {
+		d.mediaBytesRead += c.end - c.start
+	}
+	return end, c
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
