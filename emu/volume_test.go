@@ -3,6 +3,7 @@ package emu_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -27,26 +28,29 @@ func newFixed(t *testing.T, cfg fixed.Config) *fixed.Device {
 // modelled latencies of 100 µs and more.
 func TestPacing(t *testing.T) {
 	for _, lat := range []time.Duration{200 * time.Microsecond, time.Millisecond} {
-		m := newFixed(t, fixed.Config{Capacity: 1 << 20, Read: lat})
-		v, err := emu.NewVolume(m, emu.NewMemStore(1<<20), emu.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := make([]byte, 4096)
-		var got []time.Duration
-		for range 200 {
-			start := time.Now()
-			if _, err := v.ReadAt(p, 0); err != nil {
+		timing(t, func() error {
+			m := newFixed(t, fixed.Config{Capacity: 1 << 20, Read: lat})
+			v, err := emu.NewVolume(m, emu.NewMemStore(1<<20), emu.Options{})
+			if err != nil {
 				t.Fatal(err)
 			}
-			got = append(got, time.Since(start))
-		}
-		slices.Sort(got)
-		p50 := got[len(got)/2]
-		if r := float64(p50) / float64(lat); r < 0.9 || r > 1.1 {
-			t.Errorf("model latency %v: p50 %v (ratio %.3f)", lat, p50, r)
-		}
-		t.Logf("model %v: p50 %v p90 %v", lat, p50, got[len(got)*9/10])
+			p := make([]byte, 4096)
+			var got []time.Duration
+			for range 200 {
+				start := time.Now()
+				if _, err := v.ReadAt(p, 0); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, time.Since(start))
+			}
+			slices.Sort(got)
+			p50 := got[len(got)/2]
+			t.Logf("model %v: p50 %v p90 %v", lat, p50, got[len(got)*9/10])
+			if r := float64(p50) / float64(lat); r < 0.9 || r > 1.1 {
+				return fmt.Errorf("model latency %v: p50 %v (ratio %.3f)", lat, p50, r)
+			}
+			return nil
+		})
 	}
 }
 
@@ -55,30 +59,33 @@ func TestPacing(t *testing.T) {
 func TestConcurrentShareModel(t *testing.T) {
 	const s = 2 * time.Millisecond
 	for _, units := range []int{1, 2} {
-		m := newFixed(t, fixed.Config{Capacity: 1 << 20, Units: units, Read: s})
-		clock := emu.NewWallClock(1, -1)
-		v, _ := emu.NewVolume(m, emu.NewMemStore(1<<20), emu.Options{Clock: clock})
-		const readers, each = 4, 25
-		start := time.Now()
-		var wg sync.WaitGroup
-		for range readers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				p := make([]byte, 512)
-				for range each {
-					if _, err := v.ReadAt(p, 0); err != nil {
-						t.Error(err)
-						return
+		timing(t, func() error {
+			m := newFixed(t, fixed.Config{Capacity: 1 << 20, Units: units, Read: s})
+			clock := emu.NewWallClock(1, -1)
+			v, _ := emu.NewVolume(m, emu.NewMemStore(1<<20), emu.Options{Clock: clock})
+			const readers, each = 4, 25
+			start := time.Now()
+			var wg sync.WaitGroup
+			for range readers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					p := make([]byte, 512)
+					for range each {
+						if _, err := v.ReadAt(p, 0); err != nil {
+							t.Error(err)
+							return
+						}
 					}
-				}
-			}()
-		}
-		wg.Wait()
-		want := time.Duration(readers*each/units) * s
-		if r := float64(time.Since(start)) / float64(want); r < 0.95 || r > 1.15 {
-			t.Errorf("units=%d: %v for %d reads, want ≈ %v", units, time.Since(start), readers*each, want)
-		}
+				}()
+			}
+			wg.Wait()
+			want := time.Duration(readers*each/units) * s
+			if r := float64(time.Since(start)) / float64(want); r < 0.95 || r > 1.15 {
+				return fmt.Errorf("units=%d: %v for %d reads, want ≈ %v", units, time.Since(start), readers*each, want)
+			}
+			return nil
+		})
 	}
 }
 
@@ -191,14 +198,33 @@ func TestShortStoreRefused(t *testing.T) {
 
 // A time scale of F makes every request last F times its model latency.
 func TestTimeScale(t *testing.T) {
-	m := newFixed(t, fixed.Config{Capacity: 1 << 20, Read: 500 * time.Microsecond})
-	v, _ := emu.NewVolume(m, emu.NewMemStore(1<<20), emu.Options{Clock: emu.NewWallClock(4, -1)})
-	start := time.Now()
-	for range 50 {
-		v.ReadAt(make([]byte, 1), 0)
+	timing(t, func() error {
+		m := newFixed(t, fixed.Config{Capacity: 1 << 20, Read: 500 * time.Microsecond})
+		v, _ := emu.NewVolume(m, emu.NewMemStore(1<<20), emu.Options{Clock: emu.NewWallClock(4, -1)})
+		start := time.Now()
+		for range 50 {
+			v.ReadAt(make([]byte, 1), 0)
+		}
+		want := 50 * 4 * 500 * time.Microsecond
+		if r := float64(time.Since(start)) / float64(want); r < 0.95 || r > 1.15 {
+			return fmt.Errorf("50 reads at scale 4 took %v, want ≈ %v", time.Since(start), want)
+		}
+		return nil
+	})
+}
+
+// timing runs a wall-clock measurement up to three times and fails only if
+// every attempt misses. A shared, loaded machine can only make a paced
+// request late, never early, so a single good attempt shows the pacing is
+// right; three bad ones show it is not.
+func timing(t *testing.T, attempt func() error) {
+	t.Helper()
+	var err error
+	for range 3 {
+		if err = attempt(); err == nil {
+			return
+		}
+		t.Logf("attempt missed: %v", err)
 	}
-	want := 50 * 4 * 500 * time.Microsecond
-	if r := float64(time.Since(start)) / float64(want); r < 0.95 || r > 1.15 {
-		t.Errorf("50 reads at scale 4 took %v, want ≈ %v", time.Since(start), want)
-	}
+	t.Error(err)
 }
