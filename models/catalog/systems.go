@@ -1,0 +1,272 @@
+package catalog
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/nas"
+)
+
+// NIC is a group of identical network ports of a system.
+type NIC struct {
+	Kind  string // link kind as setups name it: 1gbe, 10gbe (10GBASE-T), ...
+	Count int
+	Name  string // the adapter, when it is a card
+}
+
+// System is a catalog NAS or server: the controller model's parameters
+// with the datasheet figures, and what the box offers around it.
+type System struct {
+	Name    string // catalog key, e.g. "synology-ds1817"
+	Product string // vendor and product as the datasheet names it
+	Source  string // where the figures come from
+	// NAS holds the controller model's configuration: CPU, RAM, buses;
+	// its PCIeSlots are the system's expansion slots and NVMe connectors.
+	NAS  nas.Config
+	Bays int // drive bays (0: not stated)
+	NICs []NIC
+	// ControllerCache and ControllerWritePolicy describe a hardware RAID
+	// controller's cache, for the array model; empty when there is none.
+	ControllerCache       models.Bytes
+	ControllerWritePolicy string
+	PriceUSD              float64 // launch or list price where known; 0: unknown
+	Notes                 string  // what is uncertain, and how the setup should use the entry
+}
+
+// New builds the system's controller over storage.
+func (s System) New(storage models.Device) (*nas.Controller, error) {
+	c, err := nas.New(s.NAS, storage)
+	if err != nil {
+		return nil, fmt.Errorf("system %s: %w", s.Name, err)
+	}
+	return c, nil
+}
+
+// Summary returns the system's key figures for listings.
+func (s System) Summary() string {
+	c := s.NAS.WithDefaults()
+	var nics []string
+	for _, n := range s.NICs {
+		nics = append(nics, fmt.Sprintf("%d×%s", n.Count, n.Kind))
+	}
+	return fmt.Sprintf("%s, %d cores %.1f GHz, %v RAM, %d bays, %s", c.CPU.Name, c.CPU.Cores, c.CPU.GHz, c.RAM, s.Bays, strings.Join(nics, " + "))
+}
+
+// Systems returns every catalog system, sorted by name. Each call returns
+// fresh values: callers may change them.
+func Systems() []System {
+	all := []System{ds1817(), rstServer001(), xeonServer002(), genericARM()}
+	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
+	return all
+}
+
+// LookupSystem returns the catalog system called name.
+func LookupSystem(name string) (System, error) {
+	var names []string
+	for _, s := range Systems() {
+		if s.Name == name {
+			return s, nil
+		}
+		names = append(names, s.Name)
+	}
+	return System{}, fmt.Errorf("%w: unknown system %q (known: %s)", models.ErrConfig, name, strings.Join(names, ", "))
+}
+
+const usec = time.Microsecond
+
+// ds1817 is review 003's NAS.
+//
+// Datasheet (Synology DS1817 data sheet and product specifications page,
+// as remembered; verify against the PDF): Annapurna Labs Alpine AL-314,
+// quad-core 1.7 GHz (ARM Cortex-A15), hardware encryption engine; 2 GB
+// DDR3, expandable to 8 GB; 8 bays; 4 × 1GbE RJ-45 and 2 × 10GBASE-T;
+// one PCIe 2.0 slot.
+func ds1817() System {
+	return System{
+		Name:    "synology-ds1817",
+		Product: "Synology DiskStation DS1817",
+		Source: "Synology DS1817 datasheet (CPU, RAM, bays, ports, PCIe slot); review 003 (test bed). " +
+			"Per-request and per-byte costs are estimates for a 1.7 GHz Cortex-A15 under DSM 6 (Linux 3.10), not measurements.",
+		NAS: nas.Config{
+			CPU: nas.CPU{
+				Name:  "Annapurna Labs Alpine AL-314 (4× Cortex-A15)",
+				Cores: 4,
+				GHz:   1.7,
+				// Linux VFS + ext4/Btrfs + page cache lookup at 1.7 GHz with
+				// a 2-wide A15 is several times an x86 core's 3 µs.
+				PerRequest:    12 * usec,
+				PerIO:         15 * usec, // block layer, md RAID, AHCI, completion IRQ
+				PerFileOp:     100 * usec,
+				NetPerRequest: 25 * usec, // TCP/IP receive + send, IRQs, no TSO for small replies
+				NetRate:       400e6,     // socket copies at ~1 GB/s DDR3 memcpy, skb handling
+				CopyRate:      1e9,
+				// Software AES-256-CBC (eCryptfs) runs ~38 cycles/byte on a
+				// Cortex-A15 without ARMv8 crypto instructions: 45 MB/s/core.
+				AESRate:          45e6,
+				HasCryptoOffload: true,
+				CryptoEngine:     true,
+				// The Alpine's crypto engine rate is not published by
+				// Synology; hundreds of MB/s is the class (uncertain).
+				OffloadAESRate: 500e6,
+				CryptoPerOp:    5 * usec, // per 4 KiB eCryptfs extent: IV (MD5), request setup, completion
+			},
+			RAM:               models.Bytes(2 << 30),
+			OSReserved:        models.Bytes(640 << 20), // DSM services and kernel on a 2 GB unit
+			CryptoDoubleCache: true,                    // DSM encrypts shared folders with eCryptfs
+			// Review 003's encrypted 4 KiB random writes (49 IOPS on HDD
+			// RAID 1, 2,154 on SSD RAID 1, against 815 and 12,222
+			// unencrypted; large encrypted copies still ~103 MB/s) are the
+			// signature of synchronous writes with flushes, not of CPU.
+			CryptoWriteThrough: true,
+			DriveBus: nas.BusConfig{
+				Name: "SoC SATA + PCIe 2.0 SATA controllers (assumed Gen2 x4 total)",
+				Rate: models.Bytes(nas.PCIeRate(2, 4)), PortRate: models.Bytes(nas.SATA3),
+			},
+			PCIeSlots: []nas.PCIeSlot{{Name: "PCIe 2.0 x8 slot (x4 link)", Gen: 2, Lanes: 4}},
+		},
+		Bays:     8,
+		NICs:     []NIC{{Kind: "1gbe", Count: 4}, {Kind: "10gbe", Count: 2, Name: "10GBASE-T"}},
+		PriceUSD: 850, // approximate US launch price (2017), from memory
+		Notes: "Uncertain: the PCIe slot's electrical width (x8 slot; believed x4 link), the crypto engine's rate, " +
+			"how the 8 bays reach the SoC (assumed a shared Gen2 x4 cap), and the filesystem (Btrfs data checksums " +
+			"are off here; set cpu.checksum_rate ~600MB to model them). Review 003 does not say whether its unit " +
+			"had the stock 2 GB: with 2 GB only ~1/3 of the 4 GB diskspd file fits in the page cache, which cannot " +
+			"explain its 5–7k random-read IOPS on HDD arrays; with 8 GB (ram: 8GiB) the file fits.",
+	}
+}
+
+// rstServer001 is review 001's server.
+func rstServer001() System {
+	return System{
+		Name:    "rst-server-001",
+		Product: "Asus P8H67-M EVO + Intel Core i5-2500K, Windows Server 2012 R2, Intel RST",
+		Source: "Review 001 (test bed); Intel ARK Core i5-2500K (4 cores, 3.3 GHz, AES-NI); Intel H67 " +
+			"datasheet (SATA 3 Gb/s ports, DMI 2.0 x4); Intel I350-T2 product brief.",
+		NAS: nas.Config{
+			CPU: nas.CPU{
+				Name:          "Intel Core i5-2500K (Sandy Bridge)",
+				Cores:         4,
+				GHz:           3.3,
+				PerRequest:    3 * usec,
+				PerIO:         6 * usec, // storport + RST RAID driver + completion
+				PerFileOp:     40 * usec,
+				NetPerRequest: 8 * usec,
+				NetRate:       2e9,
+				CopyRate:      5e9,
+				AESRate:       200e6, // table-based AES-256, ~16 cycles/byte
+				// AES-NI: XTS/CBC-decrypt ~1.5 cycles/byte at 3.3 GHz.
+				HasCryptoOffload: true,
+				OffloadAESRate:   2e9,
+				CryptoPerOp:      usec,
+			},
+			// 8 GB installed, limited to 2 GB by a boot option (review 001).
+			RAM:        models.Bytes(2 << 30),
+			OSReserved: models.Bytes(768 << 20),
+			// Windows' cache manager: the lazy writer runs every second and
+			// writes 1/8 of the dirty pages; writers throttle at the dirty
+			// page threshold (about half the cache; uncertain).
+			DirtyRatio:           0.5,
+			DirtyBackgroundRatio: 0.125,
+			DirtyExpire:          time.Second,
+			DriveBus: nas.BusConfig{
+				Name: "Intel H67 SATA 3 Gb/s ports behind DMI 2.0",
+				Rate: models.Bytes(nas.PCIeRate(2, 4)), PortRate: models.Bytes(nas.SATA2),
+			},
+			PCIeSlots: []nas.PCIeSlot{
+				{Name: "PCIe 2.0 x16 (CPU)", Gen: 2, Lanes: 16},
+				{Name: "PCIe 2.0 x16 slot, x4 link (chipset; uncertain)", Gen: 2, Lanes: 4},
+			},
+		},
+		Bays: 6, // the H67's six SATA ports; the case is not described
+		NICs: []NIC{{Kind: "1gbe", Count: 2, Name: "Intel I350-T2"}},
+		Notes: "Tests ran locally (protocol local: set nas local: true) and over SMB Multichannel. " +
+			"The board's slot layout is from memory. The 4 drives were on the chipset's 3 Gb/s ports.",
+	}
+}
+
+// xeonServer002 is review 002's server.
+func xeonServer002() System {
+	var u2 []nas.PCIeSlot
+	for i := 1; i <= 4; i++ {
+		u2 = append(u2, nas.PCIeSlot{Name: fmt.Sprintf("U.2 bay %d (VROC, CPU PCIe 3.0 x4)", i), Gen: 3, Lanes: 4})
+	}
+	return System{
+		Name:    "xeon-server-002",
+		Product: "SL2500/2U825+G4, 2× Intel Xeon Silver 4210R, Windows Server 2019",
+		Source: "Review 002 (test bed); Intel ARK Xeon Silver 4210R (10 cores, 2.4 GHz, AES-NI); " +
+			"Broadcom MegaRAID 9361-8i product brief (PCIe 3.0 x8, SAS3 12 Gb/s, 1 GB DDR3 cache).",
+		NAS: nas.Config{
+			CPU: nas.CPU{
+				Name:             "2× Intel Xeon Silver 4210R (Cascade Lake)",
+				Cores:            20,
+				GHz:              2.4,
+				PerRequest:       3 * usec,
+				PerIO:            5 * usec, // storport + megasas / VROC (software RAID on the host)
+				PerFileOp:        40 * usec,
+				NetPerRequest:    8 * usec,
+				NetRate:          2e9,
+				CopyRate:         5e9,
+				AESRate:          150e6,
+				HasCryptoOffload: true,
+				OffloadAESRate:   2e9,
+				CryptoPerOp:      usec,
+			},
+			RAM:        models.Bytes(64 << 30),
+			OSReserved: models.Bytes(4 << 30),
+			DriveBus: nas.BusConfig{
+				Name:     "Broadcom MegaRAID 9361-8i (SAS3108), SATA 6 Gb/s drives",
+				Rate:     models.Bytes(nas.PCIeRate(3, 8)),
+				PortRate: models.Bytes(nas.SATA3),
+				// The RAID-on-chip handles every command; ~500k IOPS for RAID
+				// volumes is the class (uncertain).
+				PerCommand: 2 * usec,
+			},
+			PCIeSlots: u2,
+		},
+		ControllerCache: models.Bytes(1 << 30),
+		// The review does not say. Write-through: the 9361-8i ships without
+		// a CacheVault module, MegaRAID falls back to write-through without
+		// one, and Broadcom recommends write-through, no read-ahead for SSD
+		// volumes. The measured random writes (19–27.5k IOPS on SATA RAID 1)
+		// are at the drives' own sustained level, which fits.
+		ControllerWritePolicy: "write-through",
+		Notes: "fio ran on the server itself through ezFIO with direct I/O: set nas local: true and " +
+			"direct_io: true. SATA drives sit on the 9361-8i; the NVMe drives on CPU lanes under Intel VROC " +
+			"(one x4 link each, no shared cap). Bays and NICs are not stated.",
+	}
+}
+
+// genericARM is a class profile, not a product: an entry-level 2-bay NAS
+// with a dual-core ARM SoC and no crypto offload.
+func genericARM() System {
+	return System{
+		Name:    "generic-arm-lowpower",
+		Product: "Generic low-power 2-bay ARM NAS (class profile: dual Cortex-A9-class 1.2 GHz, no crypto offload)",
+		Source: "Class profile built from typical entry-level NAS SoCs of the Cortex-A9 generation; " +
+			"not a product, no single datasheet.",
+		NAS: nas.Config{
+			CPU: nas.CPU{
+				Name:          "dual-core Cortex-A9-class 1.2 GHz",
+				Cores:         2,
+				GHz:           1.2,
+				PerRequest:    25 * usec,
+				PerIO:         30 * usec,
+				PerFileOp:     200 * usec,
+				NetPerRequest: 50 * usec,
+				NetRate:       200e6,
+				CopyRate:      600e6,
+				AESRate:       20e6, // software AES-256, ~60 cycles/byte
+				CryptoPerOp:   5 * usec,
+			},
+			RAM:               models.Bytes(512 << 20),
+			OSReserved:        models.Bytes(192 << 20),
+			CryptoDoubleCache: true,
+			DriveBus:          nas.BusConfig{Name: "SoC SATA", PortRate: models.Bytes(nas.SATA3)},
+		},
+		Bays: 2,
+		NICs: []NIC{{Kind: "1gbe", Count: 1}},
+	}
+}

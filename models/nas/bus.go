@@ -1,0 +1,160 @@
+package nas
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/nasemu/nasemu/models"
+)
+
+// BusConfig describes a link that several devices share: a SATA/SAS HBA's
+// PCIe uplink, a chipset's DMI link, a PCIe slot. Rate caps the data all
+// attached devices move together; PortRate caps each device's own link
+// (a SATA 3 Gb/s port); PerCommand is the controller's processing time per
+// command, serialised (a RAID-on-chip's IOPS ceiling). Zero means no cap.
+type BusConfig struct {
+	Name       string        `yaml:"name"`
+	Rate       models.Bytes  `yaml:"rate"`      // bytes/s shared by all ports
+	PortRate   models.Bytes  `yaml:"port_rate"` // bytes/s per port
+	PerCommand time.Duration `yaml:"per_command"`
+}
+
+func (b BusConfig) validate(key string) error {
+	if b.Rate < 0 || b.PortRate < 0 || b.PerCommand < 0 {
+		return fmt.Errorf("%w: %s: negative rate or cost", models.ErrConfig, key)
+	}
+	return nil
+}
+
+// PCIe per-lane payload rates, bytes/s: the line rate after encoding
+// (8b/10b for gen 1–2, 128b/130b after) less about 15% for TLP headers,
+// DLLPs and flow control at 256-byte payloads. Gen 2 x4 gives 1.7 GB/s,
+// gen 3 x4 3.35 GB/s.
+var pcieLane = [...]float64{0, 250e6 * 0.85, 500e6 * 0.85, 984.6e6 * 0.85, 1969e6 * 0.85, 3938e6 * 0.85}
+
+// PCIeRate returns the usable bandwidth of a PCIe link, bytes/s.
+func PCIeRate(gen, lanes int) float64 {
+	if gen < 1 || gen >= len(pcieLane) || lanes < 1 {
+		return 0
+	}
+	return pcieLane[gen] * float64(lanes)
+}
+
+// SATA and SAS port payload rates, bytes/s (line rate after 8b/10b less
+// framing): what one drive can move over its link.
+const (
+	SATA1 = 150e6 * 0.9  // 1.5 Gb/s
+	SATA2 = 300e6 * 0.9  // 3 Gb/s
+	SATA3 = 600e6 * 0.9  // 6 Gb/s
+	SAS3  = 1200e6 * 0.9 // 12 Gb/s
+)
+
+// Bus is a shared link. Devices attach to it through Ports; every byte a
+// port moves takes its share of the bus's time.
+//
+// The bus is one reservation timeline: a transfer starts when its data is
+// ready and the bus is free, and holds the bus for bytes/Rate, so the
+// aggregate never exceeds Rate. The timeline remembers a few idle gaps, so
+// a read's transfer reserved for when its drive has the data does not
+// block transfers that fit before it.
+type Bus struct {
+	cfg   BusConfig
+	data  timeline
+	cmd   timeline // the controller's command processor
+	bytes int64
+	ports []*Port
+}
+
+// NewBus returns a bus.
+func NewBus(cfg BusConfig) (*Bus, error) {
+	if err := cfg.validate("bus"); err != nil {
+		return nil, err
+	}
+	return &Bus{cfg: cfg}, nil
+}
+
+// Attach puts dev on a new port of the bus.
+func (b *Bus) Attach(dev models.Device) *Port {
+	p := &Port{bus: b, dev: dev}
+	b.ports = append(b.ports, p)
+	return p
+}
+
+// transfer reserves the bus and port for n bytes ready at t and returns
+// when they have crossed.
+func (b *Bus) transfer(p *Port, t time.Duration, n int64) time.Duration {
+	done := t
+	if b.cfg.Rate > 0 {
+		done = b.data.reserve(t, seconds(float64(n)/float64(b.cfg.Rate)))
+	}
+	if b.cfg.PortRate > 0 {
+		done = max(done, p.link.reserve(t, seconds(float64(n)/float64(b.cfg.PortRate))))
+	}
+	b.bytes += n
+	p.bytes += n
+	return done
+}
+
+// command reserves the command processor for one command at t.
+func (b *Bus) command(t time.Duration) time.Duration {
+	if b.cfg.PerCommand == 0 {
+		return t
+	}
+	return b.cmd.reserve(t, b.cfg.PerCommand)
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// Port is one device's attachment to a Bus. It is a models.Device that
+// passes requests to the device and charges their data to the bus: a
+// write's data crosses before the device starts it, a read's after the
+// device has it.
+type Port struct {
+	bus   *Bus
+	dev   models.Device
+	link  timeline // the port's own link
+	bytes int64
+}
+
+var (
+	_ models.Device   = (*Port)(nil)
+	_ models.Parent   = (*Port)(nil)
+	_ models.Observer = (*Port)(nil)
+)
+
+// Capacity implements models.Device.
+func (p *Port) Capacity() int64 { return p.dev.Capacity() }
+
+// Children implements models.Parent.
+func (p *Port) Children() []models.Device { return []models.Device{p.dev} }
+
+// Submit implements models.Device.
+func (p *Port) Submit(at time.Duration, r models.Request) (time.Duration, error) {
+	switch r.Op {
+	case models.Read:
+		t := p.bus.command(at)
+		done, err := p.dev.Submit(t, r)
+		if err != nil {
+			return done, err
+		}
+		return p.bus.transfer(p, done, r.Length), nil
+	case models.Write:
+		t := p.bus.command(at)
+		return p.dev.Submit(p.bus.transfer(p, t, r.Length), r)
+	case models.Flush, models.Trim:
+		return p.dev.Submit(p.bus.command(at), r)
+	}
+	return p.dev.Submit(at, r)
+}
+
+// Bytes returns the bytes all ports have moved over the bus.
+func (b *Bus) Bytes() int64 { return b.bytes }
+
+// Counters implements models.Observer: the bytes this port moved over the
+// bus (summed over a stack's ports, the bus's total).
+func (p *Port) Counters() []models.Counter {
+	return []models.Counter{{Name: "bus_bytes", Value: float64(p.bytes)}}
+}
+
+// Bus returns the bus the port is on.
+func (p *Port) Bus() *Bus { return p.bus }

@@ -1,0 +1,442 @@
+package nas
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/nasemu/nasemu/models"
+)
+
+// Controller is a NAS controller: CPU, page cache and filesystem in front
+// of the storage below it (an array or a cache tier).
+type Controller struct {
+	cfg     Config
+	storage models.Device
+	cap     int64
+
+	cpu cpu
+	pc  *pageCache
+	ps  int64 // page size
+
+	dirtyLimit, dirtyBackground int64 // pages
+	lanes                       []time.Duration
+	dirtySince                  time.Duration // when dirty pages went from none to some
+	streams                     [8]stream
+	tick                        uint64
+
+	metaBase, metaPages int64 // metadata area, in pages
+	journalBase         int64 // bytes
+	journalSize         int64
+	journalHead         int64
+	journalPending      int64
+	journalOpen         time.Duration
+
+	last time.Duration // latest completion seen, for utilisation
+
+	hits, misses, writebackBytes, metadataOps, journalBytes int64
+}
+
+// stream is a sequential read stream, for read-ahead.
+type stream struct {
+	next int64
+	used uint64
+}
+
+var (
+	_ models.Device   = (*Controller)(nil)
+	_ models.Observer = (*Controller)(nil)
+	_ models.Parent   = (*Controller)(nil)
+)
+
+// New returns a controller over storage.
+func New(cfg Config, storage models.Device) (*Controller, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if storage == nil {
+		return nil, fmt.Errorf("%w: nas: no storage", models.ErrConfig)
+	}
+	c := &Controller{cfg: cfg, storage: storage, cap: storage.Capacity(), ps: int64(cfg.PageSize)}
+	if c.cap < 64*c.ps {
+		return nil, fmt.Errorf("%w: nas: storage of %d bytes is too small", models.ErrConfig, c.cap)
+	}
+	c.cpu.cores = make([]timeline, cfg.CPU.Cores)
+	pages := cfg.PageCacheBytes() / c.ps
+	if cfg.Encrypted && cfg.CryptoDoubleCache {
+		pages /= 2 // ciphertext below, plaintext above
+	}
+	pages = min(pages, 1<<31-1)
+	c.pc = newPageCache(int32(pages))
+	c.dirtyLimit = max(1, int64(cfg.DirtyRatio*float64(pages)))
+	c.dirtyBackground = max(1, int64(cfg.DirtyBackgroundRatio*float64(pages)))
+	c.lanes = make([]time.Duration, cfg.WritebackDepth)
+
+	meta := int64(cfg.MetadataArea)
+	if meta == 0 {
+		meta = min(1<<30, c.cap/16)
+	}
+	meta = min(meta, c.cap/2) / c.ps * c.ps
+	if meta < 16*c.ps {
+		return nil, fmt.Errorf("%w: nas.metadata_area: %d bytes is too small", models.ErrConfig, meta)
+	}
+	end := c.cap / c.ps * c.ps
+	c.journalSize = meta / 8 / c.ps * c.ps
+	c.journalBase = end - meta
+	c.metaBase = (c.journalBase + c.journalSize) / c.ps
+	c.metaPages = (end - c.journalBase - c.journalSize) / c.ps
+	return c, nil
+}
+
+// Capacity implements models.Device.
+func (c *Controller) Capacity() int64 { return c.cap }
+
+// Children implements models.Parent.
+func (c *Controller) Children() []models.Device { return []models.Device{c.storage} }
+
+// Counters implements models.Observer.
+func (c *Controller) Counters() []models.Counter {
+	pct := 0.0
+	if c.last > 0 {
+		pct = 100 * float64(c.cpu.busy) / (float64(c.last) * float64(len(c.cpu.cores)))
+	}
+	return []models.Counter{
+		{Name: "cpu_busy_ns", Value: float64(c.cpu.busy)},
+		{Name: "cpu_busy_pct", Value: pct},
+		{Name: "crypto_engine_busy_ns", Value: float64(c.cpu.engineBusy)},
+		{Name: "page_cache_hits", Value: float64(c.hits)},
+		{Name: "page_cache_misses", Value: float64(c.misses)},
+		{Name: "page_cache_bytes", Value: float64(int64(c.pc.len()) * c.ps)},
+		{Name: "page_cache_dirty_bytes", Value: float64(c.pc.dirty * c.ps)},
+		{Name: "writeback_bytes", Value: float64(c.writebackBytes)},
+		{Name: "metadata_ops", Value: float64(c.metadataOps)},
+		{Name: "journal_bytes", Value: float64(c.journalBytes)},
+	}
+}
+
+// Submit implements models.Device.
+func (c *Controller) Submit(at time.Duration, r models.Request) (time.Duration, error) {
+	if err := models.CheckRange(r, c.cap); err != nil {
+		return at, err
+	}
+	if err := c.background(at); err != nil {
+		return at, err
+	}
+	var done time.Duration
+	var err error
+	switch r.Op {
+	case models.Read:
+		if c.cfg.DirectIO {
+			done, err = c.directRead(at, r)
+		} else {
+			done, err = c.read(at, r)
+		}
+	case models.Write:
+		if c.cfg.DirectIO {
+			done, err = c.directWrite(at, r)
+		} else {
+			done, err = c.write(at, r)
+		}
+	case models.Flush:
+		done, err = c.flush(at)
+	case models.Trim:
+		done, err = c.trim(at, r)
+	default:
+		done, err = c.fileOp(at, r)
+	}
+	c.last = max(c.last, done)
+	return done, err
+}
+
+// directRead reads around the page cache: the data is checksummed,
+// decrypted and sent after the storage returns it.
+func (c *Controller) directRead(at time.Duration, r models.Request) (time.Duration, error) {
+	p := &c.cfg.CPU
+	t := c.cpu.run(at, p.PerRequest+c.netRequest()+p.PerIO)
+	d, err := c.storage.Submit(t, r)
+	if err != nil {
+		return d, err
+	}
+	return c.dataPath(d, 0, r.Length, wNet|wSum|wCrypt), nil
+}
+
+// directWrite writes around the page cache.
+func (c *Controller) directWrite(at time.Duration, r models.Request) (time.Duration, error) {
+	p := &c.cfg.CPU
+	t := c.dataPath(at, p.PerRequest+c.netRequest()+p.PerIO, r.Length, wNet|wSum|wCrypt)
+	return c.storage.Submit(t, r)
+}
+
+// sequential reports whether a read continues a recent read stream.
+func (c *Controller) sequential(r models.Request) bool {
+	c.tick++
+	victim := 0
+	for i := range c.streams {
+		st := &c.streams[i]
+		if st.used != 0 && st.next == r.Offset {
+			st.next, st.used = r.End(), c.tick
+			return true
+		}
+		if st.used < c.streams[victim].used {
+			victim = i
+		}
+	}
+	c.streams[victim] = stream{next: r.End(), used: c.tick}
+	return false
+}
+
+// read serves a read from the page cache, reading the missing pages (and,
+// for a sequential stream, read-ahead) from the storage.
+func (c *Controller) read(at time.Duration, r models.Request) (time.Duration, error) {
+	p := &c.cfg.CPU
+	t := c.cpu.run(at, p.PerRequest+c.netRequest())
+	if r.Length == 0 {
+		return t, nil
+	}
+	p0, p1 := r.Offset/c.ps, (r.End()-1)/c.ps
+	lo, hi := int64(-1), int64(-1)
+	ready := t
+	for pg := p0; pg <= p1; pg++ {
+		s := c.pc.lookup(pg)
+		if s < 0 {
+			if lo < 0 {
+				lo = pg
+			}
+			hi = pg
+			c.misses++
+			continue
+		}
+		c.hits++
+		c.pc.flag[s] |= fRef
+		ready = max(ready, c.pc.ready[s])
+	}
+	seq := c.sequential(r)
+	if lo < 0 {
+		if seq {
+			if err := c.readAhead(t, p1); err != nil {
+				return t, err
+			}
+		}
+		return c.dataPath(ready, 0, r.Length, wCopy|wNet), nil
+	}
+	if seq {
+		last := min(p1+int64(c.cfg.ReadAhead)/c.ps, (c.cap-1)/c.ps)
+		for hi < last && c.pc.lookup(hi+1) < 0 {
+			hi++
+		}
+	}
+	off := lo * c.ps
+	n := min((hi+1)*c.ps, c.cap) - off
+	t1 := c.cpu.run(t, p.PerIO)
+	d, err := c.storage.Submit(t1, models.Request{Op: models.Read, Offset: off, Length: n, Flow: r.Flow})
+	if err != nil {
+		return d, err
+	}
+	// Verify and decrypt what was read, then copy out what was asked for.
+	got := c.dataPath(d, 0, n, wSum|wCrypt)
+	done := c.dataPath(got, 0, r.Length, wCopy|wNet)
+	for pg := lo; pg <= hi; pg++ {
+		if c.pc.lookup(pg) >= 0 {
+			continue
+		}
+		if _, err := c.insert(got, pg, got); err != nil {
+			return done, err
+		}
+	}
+	return max(done, ready), nil
+}
+
+// readAhead keeps a sequential stream's read-ahead window filled: when the
+// page ReadAhead past the stream's position is not cached, it reads the
+// uncached pages up to it without making the current request wait (the
+// asynchronous read-ahead Linux starts at its PG_readahead mark).
+func (c *Controller) readAhead(t time.Duration, pos int64) error {
+	last := min(pos+int64(c.cfg.ReadAhead)/c.ps, (c.cap-1)/c.ps)
+	if last <= pos || c.pc.lookup(last) >= 0 {
+		return nil
+	}
+	lo := pos + 1
+	for lo < last && c.pc.lookup(lo) >= 0 {
+		lo++
+	}
+	hi := lo
+	for hi < last && c.pc.lookup(hi+1) < 0 {
+		hi++
+	}
+	off := lo * c.ps
+	n := min((hi+1)*c.ps, c.cap) - off
+	t = c.cpu.run(t, c.cfg.CPU.PerIO)
+	d, err := c.storage.Submit(t, models.Request{Op: models.Read, Offset: off, Length: n})
+	if err != nil {
+		return err
+	}
+	d = c.dataPath(d, 0, n, wSum|wCrypt)
+	for pg := lo; pg <= hi; pg++ {
+		if _, err := c.insert(t, pg, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// insert caches page pg with data ready at ready, evicting if needed (a
+// dirty victim, possible only when every page is dirty, is written back
+// first, from t).
+func (c *Controller) insert(t time.Duration, pg int64, ready time.Duration) (int32, error) {
+	s := c.pc.slot()
+	if c.pc.key[s] != 0 && c.pc.isDirty(s) {
+		if _, err := c.writeback(t, s); err != nil {
+			return s, err
+		}
+	}
+	c.pc.assign(s, pg, ready)
+	return s, nil
+}
+
+// write copies the data into the page cache and returns; the pages are
+// written back later. A writer that would push dirty pages past the dirty
+// ratio waits for writeback to make room (Linux's balance_dirty_pages).
+func (c *Controller) write(at time.Duration, r models.Request) (time.Duration, error) {
+	p := &c.cfg.CPU
+	t := c.dataPath(at, p.PerRequest+c.netRequest(), r.Length, wCopy|wNet)
+	if r.Length == 0 {
+		return t, nil
+	}
+	p0, p1 := r.Offset/c.ps, (r.End()-1)/c.ps
+	// A partial page that is not cached must be read before it is merged.
+	for _, pg := range [2]int64{p0, p1} {
+		whole := r.Offset <= pg*c.ps && r.End() >= min((pg+1)*c.ps, c.cap)
+		if whole || c.pc.lookup(pg) >= 0 {
+			continue
+		}
+		c.misses++
+		d, err := c.readPage(t, pg)
+		if err != nil {
+			return d, err
+		}
+		t = max(t, d)
+		if p0 == p1 {
+			break
+		}
+	}
+	if c.cfg.Encrypted && c.cfg.CryptoWriteThrough {
+		return c.writeThrough(t, r, p0, p1)
+	}
+	var grow int64
+	for pg := p0; pg <= p1; pg++ {
+		if s := c.pc.lookup(pg); s < 0 || !c.pc.isDirty(s) {
+			grow++
+		}
+	}
+	if c.pc.dirty+grow > c.dirtyLimit {
+		w, err := c.writebackUntil(t, c.dirtyLimit-grow)
+		if err != nil {
+			return w, err
+		}
+		t = max(t, w)
+	}
+	for pg := p0; pg <= p1; pg++ {
+		s := c.pc.lookup(pg)
+		if s < 0 {
+			var err error
+			if s, err = c.insert(t, pg, t); err != nil {
+				return t, err
+			}
+		}
+		c.dirty(s, t)
+	}
+	return t, nil
+}
+
+// writeThrough writes r to the storage at once, encrypted, and flushes the
+// storage before the write is acknowledged; the pages stay cached, clean.
+func (c *Controller) writeThrough(t time.Duration, r models.Request, p0, p1 int64) (time.Duration, error) {
+	for pg := p0; pg <= p1; pg++ {
+		s := c.pc.lookup(pg)
+		if s < 0 {
+			var err error
+			if s, err = c.insert(t, pg, t); err != nil {
+				return t, err
+			}
+			continue
+		}
+		if c.pc.isDirty(s) {
+			c.pc.clean(s) // this write carries the page's data
+		}
+		c.pc.ready[s] = max(c.pc.ready[s], t)
+	}
+	t = c.dataPath(t, c.cfg.CPU.PerIO, r.Length, wSum|wCrypt)
+	c.writebackBytes += r.Length
+	d, err := c.storage.Submit(t, models.Request{Op: models.Write, Offset: r.Offset, Length: r.Length, Flow: r.Flow})
+	if err != nil {
+		return d, err
+	}
+	return c.storage.Submit(d, models.Request{Op: models.Flush, Flow: r.Flow})
+}
+
+// dirty marks the page in slot s dirty with data from t.
+func (c *Controller) dirty(s int32, t time.Duration) {
+	if c.pc.dirty == 0 {
+		c.dirtySince = t
+	}
+	c.pc.markDirty(s)
+	c.pc.ready[s] = max(c.pc.ready[s], t)
+}
+
+// readPage brings page pg into the cache from the storage and returns when
+// it is there.
+func (c *Controller) readPage(t time.Duration, pg int64) (time.Duration, error) {
+	t = c.cpu.run(t, c.cfg.CPU.PerIO)
+	n := min(c.ps, c.cap-pg*c.ps)
+	d, err := c.storage.Submit(t, models.Request{Op: models.Read, Offset: pg * c.ps, Length: n})
+	if err != nil {
+		return d, err
+	}
+	d = c.dataPath(d, 0, n, wSum|wCrypt)
+	if _, err := c.insert(t, pg, d); err != nil {
+		return d, err
+	}
+	return d, nil
+}
+
+// trim drops the range from the page cache (dirty pages included: their
+// data is discarded) and passes the trim down.
+func (c *Controller) trim(at time.Duration, r models.Request) (time.Duration, error) {
+	t := c.cpu.run(at, c.cfg.CPU.PerRequest+c.netRequest())
+	if r.Length > 0 {
+		p0, p1 := (r.Offset+c.ps-1)/c.ps, r.End()/c.ps // whole pages only
+		if p1-p0 <= int64(c.pc.len()) {
+			for pg := p0; pg < p1; pg++ {
+				if s := c.pc.lookup(pg); s >= 0 {
+					c.pc.drop(s)
+				}
+			}
+		} else {
+			for s, k := range c.pc.key {
+				if k != 0 && k-1 >= p0 && k-1 < p1 {
+					c.pc.drop(int32(s))
+				}
+			}
+		}
+	}
+	return c.storage.Submit(t, r)
+}
+
+// flush writes back every dirty page and the journal, then flushes the
+// storage.
+func (c *Controller) flush(at time.Duration) (time.Duration, error) {
+	t := c.cpu.run(at, c.cfg.CPU.PerRequest+c.netRequest())
+	j, err := c.commit(t)
+	if err != nil {
+		return j, err
+	}
+	w, err := c.writebackUntil(t, 0)
+	if err != nil {
+		return w, err
+	}
+	t = max(t, j, w)
+	for _, l := range c.lanes {
+		t = max(t, l)
+	}
+	return c.storage.Submit(t, models.Request{Op: models.Flush})
+}
