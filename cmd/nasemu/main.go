@@ -27,6 +27,7 @@ type command struct {
 
 // commands maps a subcommand's name to its implementation.
 var commands = map[string]command{
+	"bench":   {"run a suite or fio job file against sim:SETUP or a path", runBench},
 	"presets": {"list the catalog: drives, systems, links, setups", runPresets},
 }
 

@@ -1,0 +1,194 @@
+package bench
+
+import (
+	"sync"
+	"time"
+)
+
+// Clock times a target's operations and keeps a run's slots busy. It is
+// the only thing that differs between a simulated and a real run: the
+// runner decides what each slot does next, the clock decides when.
+//
+// The interface is sealed (drive is unexported): targets use NewVirtualClock
+// or NewWallClock.
+type Clock interface {
+	// Now returns the time since the clock started.
+	Now() time.Duration
+	// Wait returns once Now has reached t.
+	Wait(t time.Duration)
+	// drive runs the slots until every one has retired.
+	drive(slots []*slot)
+}
+
+// VirtualClock is a discrete-event loop in simulated time. Every slot has
+// one pending event: the completion of its outstanding operation, or the
+// issue of a delayed one. Events are taken in time order, ties broken by
+// sequence number, so a run is deterministic; a slot's next request is
+// submitted at the completion time of the one it replaces.
+type VirtualClock struct {
+	now  time.Duration
+	seq  uint64
+	heap []event
+}
+
+var _ Clock = (*VirtualClock)(nil)
+
+type event struct {
+	t     time.Duration
+	seq   uint64
+	sl    *slot
+	issue bool // a delayed issue of the slot's chosen operation (else: the slot frees up)
+}
+
+// NewVirtualClock returns a virtual clock at time 0.
+func NewVirtualClock() *VirtualClock { return &VirtualClock{} }
+
+// Now implements Clock.
+func (c *VirtualClock) Now() time.Duration { return c.now }
+
+// Wait implements Clock: virtual time jumps.
+func (c *VirtualClock) Wait(t time.Duration) { c.now = max(c.now, t) }
+
+func (c *VirtualClock) drive(slots []*slot) {
+	c.heap = c.heap[:0]
+	for _, sl := range slots {
+		c.push(event{t: c.now, sl: sl})
+	}
+	for len(c.heap) > 0 {
+		e := c.pop()
+		c.now = max(c.now, e.t)
+		sl, st := e.sl, e.sl.st
+		at := e.t
+		if !e.issue {
+			if sl.busy {
+				sl.busy = false
+				st.complete(sl, e.t, nil)
+			}
+			var ok bool
+			if at, ok = st.next(sl, e.t); !ok {
+				continue
+			}
+			if at > e.t { // a start delay or an open-loop arrival
+				c.push(event{t: at, sl: sl, issue: true})
+				continue
+			}
+		}
+		sl.at = at
+		done, err := st.do(sl, at)
+		if err != nil {
+			st.complete(sl, done, err)
+			continue
+		}
+		sl.busy = true
+		c.push(event{t: done, sl: sl})
+	}
+}
+
+// push and pop keep c.heap a binary min-heap ordered by (t, seq), typed
+// to stay free of container/heap's interface conversions and allocations.
+func (c *VirtualClock) push(e event) {
+	c.seq++
+	e.seq = c.seq
+	h := append(c.heap, e)
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h[i].before(h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+	c.heap = h
+}
+
+func (c *VirtualClock) pop() event {
+	h := c.heap
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < len(h) && h[l].before(h[m]) {
+			m = l
+		}
+		if r := l + 1; r < len(h) && h[r].before(h[m]) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	c.heap = h
+	return top
+}
+
+func (e event) before(o event) bool { return e.t < o.t || (e.t == o.t && e.seq < o.seq) }
+
+// WallClock runs a real target: every slot is a goroutine that issues its
+// operation, blocks until it completes and issues the next, so each job
+// instance keeps iodepth operations in flight (pread/pwrite style).
+type WallClock struct {
+	start time.Time
+}
+
+var _ Clock = (*WallClock)(nil)
+
+// NewWallClock returns a wall clock started now.
+func NewWallClock() *WallClock { return &WallClock{start: time.Now()} }
+
+// Now implements Clock.
+func (c *WallClock) Now() time.Duration { return time.Since(c.start) }
+
+// Wait implements Clock by sleeping.
+func (c *WallClock) Wait(t time.Duration) {
+	if d := t - c.Now(); d > 0 {
+		time.Sleep(d)
+	}
+}
+
+func (c *WallClock) drive(slots []*slot) {
+	var wg sync.WaitGroup
+	for _, sl := range slots {
+		wg.Go(func() {
+			st := sl.st
+			// The job's lock orders its slots' bookkeeping; a job with a
+			// single slot needs none.
+			var mu sync.Locker = &st.jr.mu
+			if st.job.NumJobs*st.job.IODepth == 1 {
+				mu = noLock{}
+			}
+			now := c.Now()
+			for {
+				mu.Lock()
+				at, ok := st.next(sl, now)
+				mu.Unlock()
+				if !ok {
+					return
+				}
+				if at > now {
+					c.Wait(at)
+				}
+				sl.at = c.Now()
+				done, err := st.do(sl, sl.at)
+				mu.Lock()
+				st.complete(sl, done, err)
+				mu.Unlock()
+				if err != nil {
+					return
+				}
+				now = done
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// noLock is the lock of a job that has one slot.
+type noLock struct{}
+
+func (noLock) Lock()   {}
+func (noLock) Unlock() {}

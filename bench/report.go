@@ -1,0 +1,195 @@
+package bench
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// Report is the outcome of a run, in the shape of DESIGN.md's JSON contract
+// (target, mode, results, device); Suite and Description are extra.
+type Report struct {
+	Target      string         `json:"target"`
+	Mode        Mode           `json:"mode"`
+	Suite       string         `json:"suite,omitempty"`
+	Description string         `json:"description,omitempty"`
+	Results     []Result       `json:"results"`
+	Device      DeviceCounters `json:"device"`
+}
+
+// Result is one job's figures. MBps is 10^6 bytes per second; Seconds is
+// the measured window (after ramp time) up to the job's last completion.
+type Result struct {
+	Name      string  `json:"name"`
+	RW        string  `json:"rw"`
+	BS        int64   `json:"bs"`
+	IODepth   int     `json:"iodepth"`
+	NumJobs   int     `json:"numjobs"`
+	IOs       int64   `json:"ios"`
+	Bytes     int64   `json:"bytes"`
+	Seconds   float64 `json:"seconds"`
+	IOPS      float64 `json:"iops"`
+	MBps      float64 `json:"mbps"`
+	FilesPerS float64 `json:"files_per_s"`
+	Lat       Latency `json:"lat_us"`
+	// Extra to the contract.
+	Files   int64    `json:"files"`
+	BSSplit string   `json:"bssplit,omitempty"`
+	Series  []Second `json:"-"` // written by WriteDir as CSV
+}
+
+// Latency holds latency figures in microseconds.
+type Latency struct {
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+}
+
+// Formats that WriteFormat knows.
+var Formats = []string{"table", "json", "csv"}
+
+// WriteFormat writes the report as "table", "json" or "csv".
+func (r *Report) WriteFormat(w io.Writer, format string) error {
+	switch format {
+	case "table":
+		return r.WriteTable(w)
+	case "json":
+		return r.WriteJSON(w)
+	case "csv":
+		return r.WriteCSV(w)
+	}
+	return fmt.Errorf("unknown format %q (known: %s)", format, strings.Join(Formats, ", "))
+}
+
+// WriteJSON writes the report as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+var csvHeader = []string{"target", "mode", "name", "rw", "bs", "iodepth", "numjobs", "ios", "bytes", "seconds",
+	"iops", "mbps", "files_per_s", "lat_mean_us", "lat_p50_us", "lat_p90_us", "lat_p99_us", "lat_p999_us", "lat_max_us", "files"}
+
+// WriteCSV writes one row per job with the JSON fields flattened.
+func (r *Report) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write(csvHeader)
+	for _, x := range r.Results {
+		_ = cw.Write([]string{r.Target, string(r.Mode), x.Name, x.RW, itoa(x.BS), strconv.Itoa(x.IODepth), strconv.Itoa(x.NumJobs),
+			itoa(x.IOs), itoa(x.Bytes), ftoa(x.Seconds), ftoa(x.IOPS), ftoa(x.MBps), ftoa(x.FilesPerS),
+			ftoa(x.Lat.Mean), ftoa(x.Lat.P50), ftoa(x.Lat.P90), ftoa(x.Lat.P99), ftoa(x.Lat.P999), ftoa(x.Lat.Max), itoa(x.Files)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteTable writes the report for people.
+func (r *Report) WriteTable(w io.Writer) error {
+	fmt.Fprintf(w, "target %s (%s time)", r.Target, r.Mode)
+	if r.Suite != "" {
+		fmt.Fprintf(w, ", suite %s", r.Suite)
+	}
+	fmt.Fprintln(w)
+	if r.Description != "" {
+		fmt.Fprintln(w, r.Description)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "JOB\tRW\tBS\tQD\tT\tIOPS\tMB/s\tFILES/s\tLAT mean µs\tp50\tp99\tp99.9\tmax\tSECONDS\t")
+	for _, x := range r.Results {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%.0f\t%.2f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n",
+			x.Name, x.RW, sizeString(x.BS), x.IODepth, x.NumJobs, x.IOPS, x.MBps, x.FilesPerS,
+			x.Lat.Mean, x.Lat.P50, x.Lat.P99, x.Lat.P999, x.Lat.Max, x.Seconds)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if r.Device.Source != "model" {
+		_, err := fmt.Fprintln(w, "device: no model counters (real storage)")
+		return err
+	}
+	_, err := fmt.Fprintf(w, "device: host bytes written %.0f, NAND bytes written %.0f, write amplification %.3f\n",
+		r.Device.HostBytesWritten, r.Device.NANDBytesWritten, r.Device.WriteAmplification)
+	return err
+}
+
+// WriteDir writes results.json and each job's time series as
+// NN-name.csv into dir, creating it.
+func (r *Report) WriteDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, "results.json"))
+	if err != nil {
+		return err
+	}
+	if err := r.WriteJSON(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	for i, x := range r.Results {
+		name := fmt.Sprintf("%02d-%s.csv", i+1, slug(x.Name))
+		if err := writeSeries(filepath.Join(dir, name), x.Series); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeSeries(path string, series []Second) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	cw := csv.NewWriter(f)
+	_ = cw.Write([]string{"second", "ios", "bytes", "files", "iops", "mbps", "lat_mean_us"})
+	for _, s := range series {
+		_ = cw.Write([]string{strconv.Itoa(s.Second), itoa(s.IOs), itoa(s.Bytes), itoa(s.Files),
+			itoa(s.IOs), ftoa(float64(s.Bytes) / 1e6), ftoa(s.LatMean)})
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+var slugRE = regexp.MustCompile(`[^a-zA-Z0-9]+`)
+
+func slug(s string) string { return strings.Trim(slugRE.ReplaceAllString(s, "-"), "-") }
+
+func itoa(v int64) string   { return strconv.FormatInt(v, 10) }
+func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
+
+// sizeString formats a block size the way fio and the suites name them.
+func sizeString(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + "M"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + "K"
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+func bssplitString(split []BSSplit) string {
+	parts := make([]string, len(split))
+	for i, s := range split {
+		parts[i] = sizeString(s.Size) + "/" + strconv.Itoa(s.Pct)
+	}
+	return strings.Join(parts, ":")
+}

@@ -1,0 +1,227 @@
+package bench
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/nasemu/nasemu/models"
+)
+
+// SimSetup is what a SimResolver makes of a setup: the device stack and
+// how to present it.
+type SimSetup struct {
+	Device      models.Device
+	Name        string // display name; "" keeps the setup as written
+	Description string // one line for reports; may be empty
+}
+
+// SimResolver turns the SETUP of a "sim:SETUP" target (a built-in name or a
+// setup file) into a device seeded with seed. The program injects it, so
+// this package does not depend on how setups are loaded. An error that
+// wraps ErrTarget (or models.ErrConfig) is reported as bad input.
+type SimResolver func(setup string, seed uint64) (SimSetup, error)
+
+// SimFactory returns the factory of "sim:SETUP" targets.
+func SimFactory(resolve SimResolver) Factory {
+	return Factory{Scheme: "sim", Usage: "sim:SETUP", Open: func(addr, rest string, opts OpenOptions) (Target, error) {
+		if rest == "" {
+			return nil, fmt.Errorf("%w: %q names no setup (want sim:SETUP)", ErrTarget, addr)
+		}
+		s, err := resolve(rest, opts.Seed)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrTarget, addr, err)
+		}
+		return NewSim(addr, s), nil
+	}}
+}
+
+// Sim is a simulated target: a model in virtual time. Files are placed in
+// the device's address space by a first-fit extent allocator (4 KiB
+// aligned); file operations (Create, Open, Close, Remove) are submitted to
+// the model like block operations, so layers that charge for them (a NAS,
+// a file protocol) do.
+type Sim struct {
+	name, desc string
+	dev        models.Device
+	clock      *VirtualClock
+	files      map[string]*extent
+	free       []extent // freed extents, first fit
+	next       int64    // bump allocator beyond every extent handed out
+}
+
+// extent is a file's place on the device.
+type extent struct {
+	base, size int64
+	filled     bool // laid out with data
+	whole      bool // the whole device (a job without a size)
+}
+
+var (
+	_ Target        = (*Sim)(nil)
+	_ CounterSource = (*Sim)(nil)
+	_ Describer     = (*Sim)(nil)
+)
+
+const (
+	simAlign    = 4096
+	simFillSize = 1 << 20 // layout writes
+)
+
+// NewSim returns a simulated target named name over s.Device.
+func NewSim(name string, s SimSetup) *Sim {
+	if s.Name != "" {
+		name = s.Name
+	}
+	return &Sim{name: name, desc: s.Description, dev: s.Device, clock: NewVirtualClock(), files: map[string]*extent{}}
+}
+
+// Name implements Target.
+func (s *Sim) Name() string { return s.name }
+
+// Description implements Describer.
+func (s *Sim) Description() string { return s.desc }
+
+// Mode implements Target.
+func (s *Sim) Mode() Mode { return Virtual }
+
+// Clock implements Target.
+func (s *Sim) Clock() Clock { return s.clock }
+
+// Close implements Target.
+func (s *Sim) Close() error { return nil }
+
+// Device returns the simulated device.
+func (s *Sim) Device() models.Device { return s.dev }
+
+// Layout implements Target. Filling writes the file sequentially in 1 MiB
+// requests at queue depth 1, in virtual time, as fio's layout does; the
+// model counts those writes.
+func (s *Sim) Layout(name string, size int64, fill bool) (int64, error) {
+	e := s.files[name]
+	switch {
+	case size == 0 && e == nil:
+		e = &extent{size: s.dev.Capacity(), whole: true}
+		s.files[name] = e
+	case size == 0:
+	case e == nil || e.size < size:
+		if e != nil {
+			s.release(name)
+		}
+		var err error
+		if e, err = s.allocate(name, size); err != nil {
+			return 0, err
+		}
+	}
+	if fill && !e.filled && !e.whole {
+		t := s.clock.Now()
+		for off := int64(0); off < e.size; off += simFillSize {
+			done, err := s.dev.Submit(t, models.Request{Op: models.Write, Offset: e.base + off, Length: min(simFillSize, e.size-off)})
+			if err != nil {
+				return 0, fmt.Errorf("laying out %s: %w", name, err)
+			}
+			t = done
+		}
+		s.clock.Wait(t)
+		e.filled = true
+	}
+	return e.size, nil
+}
+
+func (s *Sim) allocate(name string, size int64) (*extent, error) {
+	need := (size + simAlign - 1) / simAlign * simAlign
+	for i, f := range s.free {
+		if f.size >= need {
+			e := &extent{base: f.base, size: size}
+			if f.size == need {
+				s.free = append(s.free[:i], s.free[i+1:]...)
+			} else {
+				s.free[i] = extent{base: f.base + need, size: f.size - need}
+			}
+			s.files[name] = e
+			return e, nil
+		}
+	}
+	if s.next+need > s.dev.Capacity() {
+		return nil, fmt.Errorf("%w: %s: no room for %s (%d bytes): the device holds %d bytes, %d in use",
+			ErrTarget, s.name, name, size, s.dev.Capacity(), s.next)
+	}
+	e := &extent{base: s.next, size: size}
+	s.next += need
+	s.files[name] = e
+	return e, nil
+}
+
+func (s *Sim) release(name string) {
+	e := s.files[name]
+	delete(s.files, name)
+	if e != nil && !e.whole {
+		s.free = append(s.free, extent{base: e.base, size: (e.size + simAlign - 1) / simAlign * simAlign})
+	}
+}
+
+// Open implements Target.
+func (s *Sim) Open(at time.Duration, name string, size int64, flags OpenFlags) (File, time.Duration, error) {
+	op := models.Open
+	e := s.files[name]
+	if flags.Create {
+		op = models.Create
+		if e == nil || e.size < size {
+			s.release(name)
+			var err error
+			if e, err = s.allocate(name, size); err != nil {
+				return nil, at, err
+			}
+		}
+		e.filled = true // the creating job writes it; reads later need no layout
+	}
+	if e == nil {
+		return nil, at, fmt.Errorf("%w: %s: no file %s", ErrTarget, s.name, name)
+	}
+	done, err := s.dev.Submit(at, models.Request{Op: op, Offset: e.base, Length: e.size})
+	if err != nil {
+		return nil, done, err
+	}
+	return &simFile{dev: s.dev, e: e}, done, nil
+}
+
+// Remove implements Target.
+func (s *Sim) Remove(at time.Duration, name string) (time.Duration, error) {
+	e := s.files[name]
+	if e == nil {
+		return at, fmt.Errorf("%w: %s: no file %s", ErrTarget, s.name, name)
+	}
+	done, err := s.dev.Submit(at, models.Request{Op: models.Remove, Offset: e.base, Length: e.size})
+	s.release(name)
+	return done, err
+}
+
+// DeviceCounters implements CounterSource: bytes are summed over the whole
+// stack (every drive of an array), write amplification is their ratio.
+func (s *Sim) DeviceCounters() DeviceCounters {
+	c := DeviceCounters{Source: "model"}
+	c.HostBytesWritten, _ = models.Sum(s.dev, "host_bytes_written")
+	c.NANDBytesWritten, _ = models.Sum(s.dev, "nand_bytes_written")
+	if c.HostBytesWritten > 0 {
+		c.WriteAmplification = c.NANDBytesWritten / c.HostBytesWritten
+	}
+	return c
+}
+
+// simFile is a file placed on a simulated device.
+type simFile struct {
+	dev models.Device
+	e   *extent
+}
+
+// Do implements File.
+func (f *simFile) Do(at time.Duration, op models.Op, off, n int64, _ []byte) (time.Duration, error) {
+	if op == models.Flush {
+		return f.dev.Submit(at, models.Request{Op: models.Flush})
+	}
+	return f.dev.Submit(at, models.Request{Op: op, Offset: f.e.base + off, Length: n})
+}
+
+// Close implements File.
+func (f *simFile) Close(at time.Duration) (time.Duration, error) {
+	return f.dev.Submit(at, models.Request{Op: models.Close, Offset: f.e.base, Length: f.e.size})
+}

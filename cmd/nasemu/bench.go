@@ -1,0 +1,123 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/nasemu/nasemu/bench"
+	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/catalog"
+)
+
+// simResolver turns the SETUP of sim:SETUP into a device. For now a setup
+// is a single catalog drive; the setup loader replaces this with one line.
+var simResolver bench.SimResolver = resolveCatalogDrive
+
+func resolveCatalogDrive(name string, seed uint64) (bench.SimSetup, error) {
+	d, err := catalog.LookupDrive(name)
+	if err != nil {
+		return bench.SimSetup{}, err
+	}
+	dev, err := d.New(0, seed)
+	if err != nil {
+		return bench.SimSetup{}, err
+	}
+	return bench.SimSetup{Device: dev, Description: d.Product}, nil
+}
+
+// targets returns the registry of target schemes.
+func targets() *bench.Registry {
+	return bench.NewRegistry(bench.PathFactory(), bench.SimFactory(simResolver))
+}
+
+func runBench(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench", "--target TARGET (--suite NAME | --job FILE.fio) [--format table|json|csv] [--out DIR] [--seed N]", stderr)
+	target := fs.String("target", "", "where the I/O goes: sim:SETUP, or a path (directory, file or block device)")
+	suite := fs.String("suite", "", "a suite: "+joinNames(bench.SuiteNames())+" (see --list-suites)")
+	jobFile := fs.String("job", "", "a fio job file")
+	format := fs.String("format", "table", "output format: "+strings.Join(bench.Formats, ", "))
+	out := fs.String("out", "", "also write results.json and each job's per-second time series (CSV) into this directory")
+	seed := fs.Uint64("seed", 1, "seed of offsets and models: the same seed gives the same sim results")
+	runtime := fs.Duration("runtime", 0, "override every job's runtime, e.g. 10s to shorten a suite")
+	size := fs.String("size", "", "override every job's size (files scale with it), e.g. 256MiB")
+	direct := fs.String("direct", "", "override direct I/O of every job: 1 (O_DIRECT) or 0 (buffered)")
+	list := fs.Bool("list-suites", false, "list the suites and what each reproduces, then exit")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *list {
+		for _, s := range bench.Suites() {
+			fmt.Fprintf(stdout, "%-9s %s\n", s.Name, s.Doc)
+		}
+		return nil
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usagef("unexpected arguments %q", fs.Args())
+	case *target == "":
+		return usagef("--target is required")
+	case (*suite == "") == (*jobFile == ""):
+		return usagef("give exactly one of --suite and --job")
+	case !slices.Contains(bench.Formats, *format):
+		return usagef("unknown format %q (known: %s)", *format, strings.Join(bench.Formats, ", "))
+	}
+	var ov bench.Overrides
+	ov.Runtime = *runtime
+	if *runtime < 0 {
+		return usagef("--runtime must not be negative")
+	}
+	if *size != "" {
+		b, err := models.ParseBytes(*size)
+		if err != nil || b == 0 {
+			return usagef("--size: %v", errors.Join(err, errors.New("want a positive size")))
+		}
+		ov.Size = int64(b)
+	}
+	switch *direct {
+	case "":
+	case "0", "1":
+		d := *direct == "1"
+		ov.Direct = &d
+	default:
+		return usagef("--direct wants 0 or 1, not %q", *direct)
+	}
+
+	var jobs []bench.Job
+	var err error
+	if *suite != "" {
+		jobs, err = bench.Suite(*suite)
+	} else {
+		jobs, err = bench.LoadFio(*jobFile)
+	}
+	if err != nil {
+		return usageError{err}
+	}
+	jobs = ov.Apply(jobs)
+
+	tg, err := targets().Open(*target, bench.OpenOptions{Seed: *seed})
+	if err != nil {
+		return benchError(err)
+	}
+	defer tg.Close()
+	rep, err := bench.Run(tg, jobs, bench.Options{Seed: *seed, Suite: *suite})
+	if err != nil {
+		return benchError(err)
+	}
+	if *out != "" {
+		if err := rep.WriteDir(*out); err != nil {
+			return err
+		}
+	}
+	return rep.WriteFormat(stdout, *format)
+}
+
+// benchError marks bad input (a bad job, target or setup) as a usage error.
+func benchError(err error) error {
+	if errors.Is(err, bench.ErrJob) || errors.Is(err, bench.ErrTarget) || errors.Is(err, models.ErrConfig) {
+		return usageError{err}
+	}
+	return err
+}
