@@ -86,7 +86,9 @@ func (c *collector) result(j *Job) Result {
 		r.FilesPerS = float64(c.files) / r.Seconds
 	}
 	if c.ios > 0 {
-		us := func(ns int64) float64 { return float64(ns) / 1e3 }
+		// A histogram bucket's reported value is its upper edge, which
+		// can lie above the largest latency seen: clamp to the max.
+		us := func(ns int64) float64 { return float64(min(ns, int64(c.latMax))) / 1e3 }
 		r.Lat = Latency{
 			Mean: c.latSum / float64(c.ios) / 1e3,
 			P50:  us(c.hist.ValueAtQuantile(50)),
