@@ -63,10 +63,18 @@ func (t *Timeline) Earliest(at, d time.Duration) time.Duration {
 // interval it precedes.
 func (t *Timeline) earliest(at, d time.Duration) (start time.Duration, i int) {
 	start = max(at, t.floor)
-	for ; i < t.n; i++ {
-		if t.iv[i].end <= start {
-			continue
+	// Skip, by binary search, the intervals that end by start: intervals
+	// are disjoint and sorted, so their ends are sorted too.
+	lo, hi := 0, t.n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if t.iv[m].end <= start {
+			lo = m + 1
+		} else {
+			hi = m
 		}
+	}
+	for i = lo; i < t.n; i++ {
 		if t.iv[i].start >= start+d {
 			break // fits in the gap before interval i
 		}

@@ -1,0 +1,149 @@
+package ssd_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/catalog"
+	"github.com/nasemu/nasemu/models/ssd"
+)
+
+// figures are what a datasheet quotes.
+type figures struct{ seqR, seqW, rr, rw float64 }
+
+// measureDatasheet runs the vendor's test conditions against a scaled copy
+// of a catalog SSD:
+//
+//   - sequential write: 128 KiB, QD32, on the fresh drive, within the SLC
+//     cache where there is one (consumer drives quote the cached speed);
+//   - sequential read: 128 KiB, QD32, of the data just written;
+//   - random read: 4 KiB, QD32 x 8 threads (QD256) for NVMe, QD32 for SATA
+//     (NCQ's limit), over the written span;
+//   - random write, consumer drives (fresh out of box): 4 KiB at the same
+//     queue depth over the whole span of the fresh drive, measured once
+//     the SLC cache is full (a full-span test runs far past the cache);
+//   - random write, enterprise drives: steady state after SNIA
+//     preconditioning (purge, 2x sequential fill, 4 KiB random rounds).
+func measureDatasheet(t *testing.T, cfg ssd.Config) figures {
+	t.Helper()
+	qd := 256
+	if cfg.Interface == ssd.SATA {
+		qd = 32
+	}
+	var f figures
+	d, err := ssd.New(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	span := d.Capacity() / 4
+	if cfg.SLCCacheMax > 0 {
+		span = int64(cfg.SLCCacheMax) / 2
+	}
+	span -= span % (128 << 10)
+	n := span / (128 << 10)
+	end, err := ssd.NewLoad(ssd.Stimulus{Op: models.Write, BlockSize: 128 << 10, QueueDepth: 32, Span: span}).Run(d, 0, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.seqW = float64(span) / end.Seconds() / 1e6
+	if c := counterOf(d, "slc_cache_used_bytes"); cfg.SLCCacheMax > 0 && c < float64(span) {
+		t.Errorf("sequential write did not go to the SLC cache (%g bytes there)", c)
+	}
+	start := end
+	end, err = ssd.NewLoad(ssd.Stimulus{Op: models.Read, BlockSize: 128 << 10, QueueDepth: 32, Span: span}).Run(d, start, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.seqR = float64(span) / (end - start).Seconds() / 1e6
+	start = end
+	const reads = 200000
+	end, err = ssd.NewLoad(ssd.Stimulus{Op: models.Read, BlockSize: 4096, Random: true, QueueDepth: qd, Span: span, Seed: 3}).Run(d, start, reads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.rr = reads / (end - start).Seconds()
+
+	stim := ssd.Stimulus{Op: models.Write, BlockSize: 4096, Random: true, QueueDepth: qd, Seed: 5}
+	if cfg.SLCCacheMax == 0 {
+		d, _ = ssd.New(cfg, 1)
+		res, err := ssd.Precondition(d, 0, stim, d.Capacity()/4096/4, 40)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Steady {
+			t.Errorf("no steady state after %d rounds: %.0f", len(res.Rounds), res.Rounds)
+		}
+		last := res.Rounds[len(res.Rounds)-5:]
+		for _, v := range last {
+			f.rw += v / 5
+		}
+		t.Logf("preconditioning rounds (IOPS): %.0f; WA %.2f", res.Rounds, counterOf(d, "write_amplification"))
+	} else {
+		d, _ = ssd.New(cfg, 1)
+		load := ssd.NewLoad(stim)
+		end, err := load.Run(d, 0, int64(cfg.SLCCacheMax)/4096+10000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if used, capa := counterOf(d, "slc_cache_used_bytes"), counterOf(d, "slc_cache_bytes"); used+float64(cfg.Planes)*float64(cfg.PageSize) < capa {
+			t.Errorf("SLC cache not full after the warm-up: %g of %g bytes", used, capa)
+		}
+		const writes = 200000
+		start := end
+		if end, err = load.Run(d, start, writes); err != nil {
+			t.Fatal(err)
+		}
+		f.rw = writes / (end - start).Seconds()
+	}
+	return f
+}
+
+func counterOf(d *ssd.Drive, name string) float64 {
+	for _, c := range d.Counters() {
+		if c.Name == name {
+			return c.Value
+		}
+	}
+	return math.NaN()
+}
+
+// Every catalog SSD, scaled down with its physics unchanged, reaches its
+// datasheet sequential MB/s and random IOPS within 10 % under the vendor's
+// conditions, and never exceeds its host link.
+func TestDatasheet(t *testing.T) {
+	for _, drv := range catalog.Drives() {
+		if drv.SSD == nil {
+			continue
+		}
+		t.Run(drv.Name, func(t *testing.T) {
+			cfg, err := drv.SSD.ScaleTo(4 << 30)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := measureDatasheet(t, cfg)
+			want := figures{cfg.SeqReadMBps, cfg.SeqWriteMBps, cfg.RandReadIOPS, cfg.RandWriteIOPS}
+			t.Logf("seq read %.0f MB/s (datasheet %.0f), seq write %.0f (%.0f), 4K random read %.0fK IOPS (%.0fK), write %.0fK (%.0fK)",
+				got.seqR, want.seqR, got.seqW, want.seqW, got.rr/1e3, want.rr/1e3, got.rw/1e3, want.rw/1e3)
+			check := func(what string, g, w float64) {
+				if math.Abs(g-w) > 0.1*w {
+					t.Errorf("%s: model %.0f, datasheet %.0f (%+.1f %%)", what, g, w, (g/w-1)*100)
+				}
+			}
+			check("seq read MB/s", got.seqR, want.seqR)
+			check("seq write MB/s", got.seqW, want.seqW)
+			check("random read IOPS", got.rr, want.rr)
+			check("random write IOPS", got.rw, want.rw)
+			limit := 3500.0
+			if cfg.Interface == ssd.SATA {
+				limit = 560
+			}
+			for _, v := range []float64{got.seqR, got.seqW, got.rr * 4096 / 1e6, got.rw * 4096 / 1e6} {
+				if v > limit*1.0001 {
+					t.Errorf("%.0f MB/s exceeds the %s link's %.0f MB/s", v, strings.ToUpper(cfg.Interface), limit)
+				}
+			}
+		})
+	}
+}

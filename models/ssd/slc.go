@@ -1,0 +1,94 @@
+package ssd
+
+import (
+	"math"
+	"time"
+)
+
+// Dynamic SLC cache
+//
+// Consumer drives write host data into free TLC blocks programmed in SLC
+// mode (one bit per cell: a third of the block's TLC capacity, programmed
+// several times faster). The cache is not a reserved area: its capacity is
+// the free space the drive can lend, from SLCCacheMax on an empty drive
+// down to SLCCacheMin (carved from the factory spare area) on a full one,
+// linear in the user data held. A host page group goes to SLC while the
+// SLC slots in use (valid or stale, until their block is erased) leave room
+// for it; once the cache is full, writes go straight to TLC at TLC speed.
+//
+// Folding empties the cache: the valid data of SLC blocks is read (SLC
+// tR) and programmed into TLC blocks, and the SLC blocks are erased. It
+// runs lazily in idle time: when a request arrives more than foldIdle after
+// the drive last finished work, every die spends its idle gap folding, one
+// page group at a time, never past the new request's arrival. When the
+// drive runs short of free blocks, garbage collection folds too: an SLC
+// block holds at most a third of a TLC block's slots, so greedy victim
+// choice picks SLC blocks first.
+
+// foldIdle is how long the drive must be idle before it starts folding:
+// controllers wait for a pause in the workload so that they do not fold
+// between the requests of a burst (vendors do not publish the delay; tens
+// of milliseconds is typical of client firmware idle detection).
+const foldIdle = 10 * time.Millisecond
+
+// slcCapacity returns the current SLC cache capacity in slots.
+func (d *Drive) slcCapacity() int64 {
+	if d.cfg.SLCCacheMax == 0 {
+		return 0
+	}
+	hi, lo := int64(d.cfg.SLCCacheMax)/slotSize, int64(d.cfg.SLCCacheMin)/slotSize
+	emptyFrac := 1 - float64(d.mapped)/float64(d.geo.userSlots)
+	return lo + int64(float64(hi-lo)*emptyFrac)
+}
+
+// slcRoom reports whether the next host page group may go to SLC.
+func (d *Drive) slcRoom() bool {
+	return d.cfg.SLCCacheMax > 0 && d.slcUsed+d.geo.groupSlots <= d.slcCapacity()
+}
+
+// fold spends every die's idle time before `at` folding SLC blocks into TLC.
+func (d *Drive) fold(at time.Duration) {
+	for di := range d.dies {
+		dd := &d.dies[di]
+		// The open SLC block is closed as it is (its unwritten pages come
+		// back when it is erased) unless the host group being filled is in
+		// it.
+		if dd.hostSLC >= 0 && (dd.hostSLC != d.curBlock || d.curFill == 0) {
+			if dd.hostSLC == d.curBlock {
+				d.curBlock = -1
+			}
+			d.closeBlock(dd.hostSLC)
+			dd.hostSLC = -1
+		}
+		for {
+			if dd.victim < 0 {
+				if len(dd.free) == 0 {
+					break // GC will fold under pressure instead
+				}
+				blk := d.nextSLC(di)
+				if blk < 0 {
+					break
+				}
+				d.startVictim(di, blk)
+				d.st.folds++
+			}
+			d.relocate(di, dd.busy.BusyUntil(), at, math.MaxInt64)
+			if dd.victim >= 0 {
+				break // out of idle time
+			}
+		}
+	}
+}
+
+// nextSLC pops die di's oldest full SLC block, or returns -1.
+func (d *Drive) nextSLC(di int) int32 {
+	dd := &d.dies[di]
+	for len(dd.slcFIFO) > 0 {
+		blk := dd.slcFIFO[0]
+		dd.slcFIFO = dd.slcFIFO[1:]
+		if d.state[blk] == blkFull && d.mode[blk] == modeSLC {
+			return blk
+		}
+	}
+	return -1
+}
