@@ -118,7 +118,7 @@ func testReference(t *testing.T, s emu.Store) {
 
 func testOutOfRange(t *testing.T, s emu.Store) {
 	p := make([]byte, 10)
-	for _, off := range []int64{-1, Size - 5, Size, Size + 1 << 30} {
+	for _, off := range []int64{-1, Size - 5, Size, Size + 1<<30} {
 		if _, err := s.ReadAt(p, off); !errors.Is(err, models.ErrOutOfRange) {
 			t.Errorf("ReadAt(+10 at %d) = %v, want ErrOutOfRange", off, err)
 		}
@@ -197,4 +197,3 @@ func pattern(seed uint64, n int) []byte {
 	}
 	return p
 }
-

@@ -30,7 +30,7 @@ type Config struct {
 
 // Device is a fixed-cost device.
 type Device struct {
-	cfg  Config
+	cfg   Config
 	units []timeline.Timeline
 
 	reads, writes           int64
