@@ -2,6 +2,7 @@ package nas
 
 import (
 	"fmt"
+	"github.com/nasemu/nasemu/models/timeline"
 	"time"
 
 	"github.com/nasemu/nasemu/models"
@@ -59,8 +60,8 @@ const (
 // block transfers that fit before it.
 type Bus struct {
 	cfg   BusConfig
-	data  timeline
-	cmd   timeline // the controller's command processor
+	data  timeline.Timeline
+	cmd   timeline.Timeline // the controller's command processor
 	bytes int64
 	ports []*Port
 }
@@ -85,10 +86,11 @@ func (b *Bus) Attach(dev models.Device) *Port {
 func (b *Bus) transfer(p *Port, t time.Duration, n int64) time.Duration {
 	done := t
 	if b.cfg.Rate > 0 {
-		done = b.data.reserve(t, seconds(float64(n)/float64(b.cfg.Rate)))
+		_, done = b.data.Reserve(t, seconds(float64(n)/float64(b.cfg.Rate)))
 	}
 	if b.cfg.PortRate > 0 {
-		done = max(done, p.link.reserve(t, seconds(float64(n)/float64(b.cfg.PortRate))))
+		_, linkDone := p.link.Reserve(t, seconds(float64(n)/float64(b.cfg.PortRate)))
+		done = max(done, linkDone)
 	}
 	b.bytes += n
 	p.bytes += n
@@ -100,7 +102,8 @@ func (b *Bus) command(t time.Duration) time.Duration {
 	if b.cfg.PerCommand == 0 {
 		return t
 	}
-	return b.cmd.reserve(t, b.cfg.PerCommand)
+	_, done := b.cmd.Reserve(t, b.cfg.PerCommand)
+	return done
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
@@ -112,7 +115,7 @@ func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Se
 type Port struct {
 	bus   *Bus
 	dev   models.Device
-	link  timeline // the port's own link
+	link  timeline.Timeline // the port's own link
 	bytes int64
 }
 

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/timeline"
 )
 
 // Computer is implemented by devices that own CPU cores on which the
@@ -19,83 +20,15 @@ type Computer interface {
 var _ Computer = (*Controller)(nil)
 
 // cpu is the controller's cores, each a timeline, and the crypto engine
-// when there is one.
+// when there is one. Timelines fill idle gaps, so work reserved for a
+// future time (a read's decryption when its data arrives) does not block
+// work that fits before it: without that, one core with reads in flight to
+// four spindles would serialise them.
 type cpu struct {
-	cores      []timeline
+	cores      []timeline.Timeline
 	busy       time.Duration // core time charged, all cores
-	engine     timeline
+	engine     timeline.Timeline
 	engineBusy time.Duration
-}
-
-// gaps is how many idle intervals a timeline remembers.
-const gaps = 4
-
-// timeline is one resource that does one thing at a time. Besides the end
-// of its last reservation it remembers a few idle intervals before it, so
-// that work reserved for a future time (a read's decryption when its data
-// arrives) does not block work that fits before it: without that, one core
-// with reads in flight to four spindles would serialise them.
-type timeline struct {
-	end time.Duration
-	gap [gaps]struct{ from, to time.Duration }
-}
-
-// start returns the earliest time from at at which cost fits, the gap it
-// fits in (-1: after end), and the idle time the placement leaves in front
-// of it, which callers choosing among timelines minimise on ties.
-func (tl *timeline) start(at, cost time.Duration) (s time.Duration, where int, waste time.Duration) {
-	s, where = max(at, tl.end), -1
-	waste = s - tl.end
-	for i := range tl.gap {
-		g := &tl.gap[i]
-		gs := max(at, g.from)
-		if gs+cost <= g.to && gs < s {
-			s, where, waste = gs, i, gs-g.from
-		}
-	}
-	return s, where, waste
-}
-
-// reserve books cost at the earliest time from at and returns its end.
-func (tl *timeline) reserve(at, cost time.Duration) time.Duration {
-	s, w, _ := tl.start(at, cost)
-	return tl.take(s, cost, w)
-}
-
-// take reserves [s, s+cost) found by start.
-func (tl *timeline) take(s, cost time.Duration, where int) time.Duration {
-	e := s + cost
-	if where >= 0 {
-		g := &tl.gap[where]
-		before := struct{ from, to time.Duration }{g.from, s}
-		g.from = e
-		if before.to > before.from {
-			tl.remember(before.from, before.to)
-		}
-		return e
-	}
-	if s > tl.end {
-		tl.remember(tl.end, s)
-	}
-	tl.end = e
-	return e
-}
-
-// remember records an idle interval in an empty slot, or in place of the
-// one that ends first: time moves forward, so it is the least useful.
-func (tl *timeline) remember(from, to time.Duration) {
-	w := 0
-	for i := range tl.gap {
-		g := tl.gap[i]
-		if g.to <= g.from {
-			w = i
-			break
-		}
-		if g.to < tl.gap[w].to {
-			w = i
-		}
-	}
-	tl.gap[w].from, tl.gap[w].to = from, to
 }
 
 // run reserves cost on the core that can start it first and returns when
@@ -103,21 +36,23 @@ func (tl *timeline) remember(from, to time.Duration) {
 // one the work fits most snugly (least idle time left in front of it), so
 // that short tasks do not scatter idle gaps over every core.
 func (c *cpu) run(at, cost time.Duration) time.Duration {
-	best, bestStart, bestWhere, bestWaste := -1, time.Duration(0), -1, time.Duration(0)
+	best, bestStart, bestWaste := -1, time.Duration(0), time.Duration(0)
 	for i := range c.cores {
-		s, w, waste := c.cores[i].start(at, cost)
+		s, waste := c.cores[i].Fit(at, cost)
 		if best < 0 || s < bestStart || (s == bestStart && waste < bestWaste) {
-			best, bestStart, bestWhere, bestWaste = i, s, w, waste
+			best, bestStart, bestWaste = i, s, waste
 		}
 	}
 	c.busy += cost
-	return c.cores[best].take(bestStart, cost, bestWhere)
+	_, end := c.cores[best].Reserve(at, cost)
+	return end
 }
 
 // onEngine reserves the crypto engine for d from t.
 func (c *cpu) onEngine(t, d time.Duration) time.Duration {
 	c.engineBusy += d
-	return c.engine.reserve(t, d)
+	_, end := c.engine.Reserve(t, d)
+	return end
 }
 
 // per returns the time n bytes take at rate bytes/s; a zero rate is free.

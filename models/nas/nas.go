@@ -2,6 +2,7 @@ package nas
 
 import (
 	"fmt"
+	"github.com/nasemu/nasemu/models/timeline"
 	"time"
 
 	"github.com/nasemu/nasemu/models"
@@ -61,7 +62,7 @@ func New(cfg Config, storage models.Device) (*Controller, error) {
 	if c.cap < 64*c.ps {
 		return nil, fmt.Errorf("%w: nas: storage of %d bytes is too small", models.ErrConfig, c.cap)
 	}
-	c.cpu.cores = make([]timeline, cfg.CPU.Cores)
+	c.cpu.cores = make([]timeline.Timeline, cfg.CPU.Cores)
 	pages := cfg.PageCacheBytes() / c.ps
 	if cfg.Encrypted && cfg.CryptoDoubleCache {
 		pages /= 2 // ciphertext below, plaintext above

@@ -59,6 +59,20 @@ func (t *Timeline) Earliest(at, d time.Duration) time.Duration {
 	return start
 }
 
+// Fit returns when a reservation of d arriving at at would start and the
+// idle time it would leave in front of it (since the end of the busy
+// interval before it). Callers choosing among several resources that can
+// start the work at the same time pick the least idle time left, so short
+// tasks do not scatter gaps over every resource.
+func (t *Timeline) Fit(at, d time.Duration) (start, idleBefore time.Duration) {
+	start, i := t.earliest(at, d)
+	prev := t.floor
+	if i > 0 {
+		prev = t.iv[i-1].end
+	}
+	return start, start - prev
+}
+
 // earliest finds the first gap ≥ at of length d and the index of the
 // interval it precedes.
 func (t *Timeline) earliest(at, d time.Duration) (start time.Duration, i int) {

@@ -103,3 +103,15 @@ func BenchmarkReserve(b *testing.B) {
 		}
 	}
 }
+
+func TestFitIdleBefore(t *testing.T) {
+	var tl Timeline
+	tl.Reserve(0, 10)
+	tl.Reserve(30, 10)
+	if s, idle := tl.Fit(12, 5); s != 12 || idle != 2 {
+		t.Errorf("Fit(12, 5) = %d, %d; want 12, 2", s, idle)
+	}
+	if s, idle := tl.Fit(12, 25); s != 40 || idle != 0 {
+		t.Errorf("Fit(12, 25) = %d, %d; want 40, 0", s, idle)
+	}
+}
