@@ -71,14 +71,16 @@
 // # Full duplex and reservation
 //
 // Each direction of each member link is its own resource with a busy
-// timeline. A message that becomes ready at t occupies the first idle
+// timeline (models/timeline, ReserveSplit: a message's frames may
+// interleave with frames booked before it). A message that becomes ready at
+// t occupies the first idle
 // stretches of the wire at or after t, so a response that is ready early is
 // not held behind one booked earlier for a later time (the wire is
 // work-conserving, as TCP's byte stream is when a server writes responses
 // as they complete). Messages may therefore be sent with any t, in any
-// order. The timeline keeps a bounded number of busy spans; when it is full
-// the two oldest merge, which only matters for messages sent far in the
-// past.
+// order. The timeline keeps a bounded number of busy intervals; when it is
+// full the oldest is forgotten and nothing is placed before its end, which
+// only matters for messages sent far in the past.
 //
 // # Several links
 //

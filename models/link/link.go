@@ -2,6 +2,7 @@ package link
 
 import (
 	"fmt"
+	"github.com/nasemu/nasemu/models/timeline"
 	"time"
 
 	"github.com/nasemu/nasemu/models"
@@ -33,7 +34,7 @@ type Link struct {
 }
 
 // lane is one member link: one timeline per direction.
-type lane struct{ dir [2]timeline }
+type lane struct{ dir [2]timeline.Timeline }
 
 // New returns the links that cfg describes.
 func New(cfg Config) (*Link, error) {
@@ -89,9 +90,9 @@ func (l *Link) Lane(flow int, data Dir, t time.Duration) int {
 	case LACP:
 		return lacpHash(flow, n)
 	default: // smb-multichannel
-		best, bestFree := 0, l.lanes[0].dir[data].free(t)
+		best, bestFree := 0, max(t, l.lanes[0].dir[data].BusyUntil())
 		for i := 1; i < n; i++ {
-			if f := l.lanes[i].dir[data].free(t); f < bestFree {
+			if f := max(t, l.lanes[i].dir[data].BusyUntil()); f < bestFree {
 				best, bestFree = i, f
 			}
 		}
@@ -142,7 +143,7 @@ func (l *Link) Send(t time.Duration, lane int, d Dir, n int64) time.Duration {
 	}
 	frames := (n + l.mss - 1) / l.mss
 	wire := n + frames*l.overhead
-	end := l.lanes[lane].dir[d].reserve(t, time.Duration(float64(wire)*l.nsPerByte+0.5))
+	end := l.lanes[lane].dir[d].ReserveSplit(t, time.Duration(float64(wire)*l.nsPerByte+0.5))
 	if l.kind.StoreForward {
 		last := n - (frames-1)*l.mss + l.overhead - ethPreamble - ethIFG
 		end += time.Duration(float64(last)*l.nsPerByte + 0.5)

@@ -2,7 +2,6 @@ package link
 
 import (
 	"errors"
-	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -125,57 +124,6 @@ func TestOutOfOrder(t *testing.T) {
 		t.Errorf("empty message: %v", again)
 	}
 	_ = late
-}
-
-// The timeline against a brute-force reference: a per-nanosecond bitmap
-// filled greedily from t.
-func TestTimelineReference(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for trial := 0; trial < 200; trial++ {
-		var tl timeline
-		busy := make([]bool, 4000)
-		for i := 0; i < 20; i++ {
-			at := time.Duration(rng.IntN(1500))
-			d := time.Duration(rng.IntN(60) + 1)
-			got := tl.reserve(at, d)
-			left, want := d, at
-			for c := at; left > 0; c++ {
-				if !busy[c] {
-					busy[c] = true
-					left--
-					want = c + 1
-				}
-			}
-			if got != want {
-				t.Fatalf("trial %d step %d: reserve(%v, %v) = %v, want %v", trial, i, at, d, got, want)
-			}
-			for j := 1; j < tl.n; j++ {
-				if tl.s[j].start <= tl.s[j-1].end {
-					t.Fatalf("spans %d and %d touch: %v", j-1, j, tl.s[:tl.n])
-				}
-			}
-		}
-	}
-}
-
-// With more spans than it keeps, the timeline forgets old gaps (treats
-// them as busy) but never double-books the wire and stays ordered.
-func TestTimelineOverflow(t *testing.T) {
-	var tl timeline
-	for i := 0; i < 3*maxSpans; i++ {
-		tl.reserve(time.Duration(i*10), 1) // 1 ns every 10 ns: a new span each
-	}
-	if tl.n > maxSpans {
-		t.Fatalf("%d spans", tl.n)
-	}
-	for j := 1; j < tl.n; j++ {
-		if tl.s[j].start <= tl.s[j-1].end {
-			t.Fatalf("spans %d and %d out of order or touching", j-1, j)
-		}
-	}
-	if end := tl.reserve(3*maxSpans*10-5, 1); end != 3*maxSpans*10-4 {
-		t.Errorf("recent gap lost: %v", end)
-	}
 }
 
 // LACP puts one flow on one member and flows 0..count-1 on distinct

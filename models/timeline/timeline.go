@@ -52,6 +52,62 @@ func (t *Timeline) Reserve(at, d time.Duration) (start, end time.Duration) {
 	return start, end
 }
 
+// ReserveSplit books d of time that may start at at and may be split over
+// idle gaps — work made of small independent pieces, such as a message's
+// frames interleaving on a wire with frames booked before it — filling
+// idle stretches from at in time order. It returns when the last piece
+// ends.
+func (t *Timeline) ReserveSplit(at, d time.Duration) (end time.Duration) {
+	cursor := max(at, t.floor)
+	if d <= 0 {
+		return cursor
+	}
+	if t.n == Window {
+		t.floor = t.iv[0].end
+		copy(t.iv[:t.n-1], t.iv[1:t.n])
+		t.n--
+		cursor = max(cursor, t.floor)
+	}
+	i := t.firstEndingAfter(cursor)
+	start, left := cursor, d
+	k := i
+	for ; k < t.n; k++ {
+		if gap := t.iv[k].start - cursor; gap > 0 {
+			if gap >= left {
+				break
+			}
+			left -= gap
+		}
+		cursor = max(cursor, t.iv[k].end)
+	}
+	end = cursor + left
+	// Every idle instant in [start, end) is now busy: intervals i..k-1 and
+	// the new time become one interval, joined by touching neighbours.
+	if i < t.n && t.iv[i].start < start {
+		start = t.iv[i].start
+	}
+	last := end
+	if k < t.n && t.iv[k].start == end {
+		last = t.iv[k].end
+		k++
+	}
+	if i > 0 && t.iv[i-1].end == start {
+		i--
+		start = t.iv[i].start
+	}
+	// Replace iv[i:k] with [start, last).
+	switch removed := k - i; {
+	case removed == 0:
+		copy(t.iv[i+1:t.n+1], t.iv[i:t.n])
+		t.n++
+	case removed > 1:
+		copy(t.iv[i+1:], t.iv[k:t.n])
+		t.n -= removed - 1
+	}
+	t.iv[i] = interval{start, last}
+	return end
+}
+
 // Earliest returns when a reservation of d arriving at at would start,
 // without booking it.
 func (t *Timeline) Earliest(at, d time.Duration) time.Duration {
@@ -77,18 +133,7 @@ func (t *Timeline) Fit(at, d time.Duration) (start, idleBefore time.Duration) {
 // interval it precedes.
 func (t *Timeline) earliest(at, d time.Duration) (start time.Duration, i int) {
 	start = max(at, t.floor)
-	// Skip, by binary search, the intervals that end by start: intervals
-	// are disjoint and sorted, so their ends are sorted too.
-	lo, hi := 0, t.n
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if t.iv[m].end <= start {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	for i = lo; i < t.n; i++ {
+	for i = t.firstEndingAfter(start); i < t.n; i++ {
 		if t.iv[i].start >= start+d {
 			break // fits in the gap before interval i
 		}
@@ -130,6 +175,22 @@ func (t *Timeline) Busy(from, to time.Duration) time.Duration {
 		}
 	}
 	return sum
+}
+
+// firstEndingAfter returns the index of the first interval that ends
+// after tm, by binary search: intervals are disjoint and sorted, so their
+// ends are sorted too.
+func (t *Timeline) firstEndingAfter(tm time.Duration) int {
+	lo, hi := 0, t.n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if t.iv[m].end <= tm {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // insert places v before index i (iv[i-1].end ≤ v.start, v.end ≤ iv[i].start),

@@ -115,3 +115,45 @@ func TestFitIdleBefore(t *testing.T) {
 		t.Errorf("Fit(12, 25) = %d, %d; want 40, 0", s, idle)
 	}
 }
+
+// ReserveSplit against a brute-force reference: a per-nanosecond bitmap
+// filled greedily from the arrival time; intervals stay sorted and never
+// touch.
+func TestReserveSplitReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 300 {
+		var tl Timeline
+		busy := make([]bool, 4000)
+		for i := range 20 {
+			at := time.Duration(rng.IntN(1500))
+			d := time.Duration(rng.IntN(60) + 1)
+			if rng.IntN(4) == 0 { // mix in whole reservations
+				s, e := tl.Reserve(at, d)
+				for c := s; c < e; c++ {
+					if busy[c] {
+						t.Fatalf("trial %d step %d: Reserve double-booked %d", trial, i, c)
+					}
+					busy[c] = true
+				}
+				continue
+			}
+			got := tl.ReserveSplit(at, d)
+			left, want := d, at
+			for c := at; left > 0; c++ {
+				if !busy[c] {
+					busy[c] = true
+					left--
+					want = c + 1
+				}
+			}
+			if got != want {
+				t.Fatalf("trial %d step %d: ReserveSplit(%v, %v) = %v, want %v", trial, i, at, d, got, want)
+			}
+			for j := 1; j < tl.n; j++ {
+				if tl.iv[j].start <= tl.iv[j-1].end {
+					t.Fatalf("intervals %d and %d touch: %v", j-1, j, tl.iv[:tl.n])
+				}
+			}
+		}
+	}
+}
