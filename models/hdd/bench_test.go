@@ -23,6 +23,8 @@ func BenchmarkSubmit(b *testing.B) {
 		{"seqread", 1, func(_ *rand.Rand, c int64, i int) models.Request {
 			return models.Request{Op: models.Read, Offset: int64(i) * mib % (c - mib), Length: mib}
 		}},
+		{"seqwrite", 1, seqWrite},
+		{"seqwrite", 8, seqWrite},
 	} {
 		b.Run(fmt.Sprintf("op=%s/qd=%d", bc.op, bc.qd), func(b *testing.B) {
 			d := newDrive(b, wdRed1TB())
@@ -48,4 +50,8 @@ func randReq(op models.Op) func(*rand.Rand, int64, int) models.Request {
 	return func(rng *rand.Rand, c int64, _ int) models.Request {
 		return models.Request{Op: op, Offset: rng.Int64N(c/(4*kib)) * 4 * kib, Length: 4 * kib}
 	}
+}
+
+func seqWrite(_ *rand.Rand, c int64, i int) models.Request {
+	return models.Request{Op: models.Write, Offset: int64(i) * mib % (c - mib), Length: mib}
 }

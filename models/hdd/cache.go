@@ -26,6 +26,20 @@ import "math"
 // reorders its cached writes) and writing at most one revolution of it. A
 // write that finds the buffer full waits for destage steps that free room;
 // a Flush waits until every dirty byte is on the media.
+//
+// # Arrival
+//
+// Idle time can only be spent on data that is in the buffer. The head may
+// have been idle long before a burst of writes arrives, and with queued
+// commands a write's data may still be on the link while the drive
+// answers earlier ones, so a destage step never starts before the data it
+// writes has arrived: a step at time s writes a range only up to the first
+// byte of a write whose data was not all in the buffer at s, and when no
+// dirty byte has arrived by s the step waits for the next arrival. The
+// link delivers writes in order, so their arrival times grow with
+// submission order; a small ring of the latest writes' ranges and arrival
+// times (see noteArrival) tells, from its newest end, which dirty bytes are
+// still in flight. A write's bytes count as arrived when all of it has.
 
 // segment is one read segment of the buffer. Its byte range [start,
 // limit) lives in Drive.ranges, where the lookup on every read scans it.
@@ -41,6 +55,19 @@ type segment struct {
 
 // byteRange is [start, limit); empty (0, 0) for an invalid segment.
 type byteRange struct{ start, limit int64 }
+
+// arrival is a write taken into the write cache: its range and when its
+// data had all crossed the link into the buffer.
+type arrival struct {
+	start, end int64
+	in         float64
+}
+
+// arrivalRing is how many of the latest cached writes the drive remembers
+// the arrival of. Only writes still on the link matter, at most the
+// commands outstanding; a longer backlog (an open-loop host far ahead of
+// the link) only makes destaging wait for the newest write forgotten.
+const arrivalRing = 2 * maxQueueDepth
 
 // extent is one dirty range of the write cache.
 type extent struct {
@@ -130,6 +157,9 @@ func (d *Drive) takeHead(s float64) {
 		sg.stop = s
 		d.headX = d.g.xAtTime(sg.tFrom+max(s-sg.t0, 0), sg.zFrom)
 	}
+	if d.traceHead != nil {
+		d.traceHead(sg.t0, sg.stop, sg.from, d.ranges[d.ra].limit, workReadAhead)
+	}
 	d.ra = -1
 }
 
@@ -151,11 +181,68 @@ func (d *Drive) idleFrom() float64 {
 	return d.headFree
 }
 
-// destageIdle spends the head's idle time before until on destaging. A
-// step that starts before until runs to its end (it is not preempted).
+// noteArrival remembers that the data of a cached write to [a, b) was all
+// in the buffer at in.
+func (d *Drive) noteArrival(a, b int64, in float64) {
+	if d.arrLen == len(d.arr) {
+		// Arrivals grow along the ring: the one forgotten is the newest
+		// forgotten so far.
+		d.arrForgot = d.arr[d.arrNext].in
+	} else {
+		d.arrLen++
+	}
+	d.arr[d.arrNext] = arrival{start: a, end: b, in: in}
+	d.arrNext = (d.arrNext + 1) % len(d.arr)
+}
+
+// inFlight returns how many of the newest remembered writes were still
+// arriving at s. Arrivals grow along the ring, so they are its newest end.
+func (d *Drive) inFlight(s float64) int {
+	k := 0
+	for k < d.arrLen && d.arr[(d.arrNext-1-k+len(d.arr))%len(d.arr)].in > s {
+		k++
+	}
+	return k
+}
+
+// arrived returns how many bytes from the start of e were in the buffer at
+// s, given the k writes still arriving then.
+func (d *Drive) arrived(e *extent, k int) int64 {
+	n := e.end - e.start
+	for j := 0; j < k && n > 0; j++ {
+		r := &d.arr[(d.arrNext-1-j+len(d.arr))%len(d.arr)]
+		if r.start < e.start+n && e.start < r.end {
+			n = max(r.start-e.start, 0)
+		}
+	}
+	return n
+}
+
+// destageFrom returns the first time from s on when some dirty data is in
+// the buffer to be destaged.
+func (d *Drive) destageFrom(s float64) float64 {
+	for {
+		s = max(s, d.arrForgot)
+		k := d.inFlight(s)
+		if k == 0 {
+			return s
+		}
+		for i := range d.dirty {
+			if d.arrived(&d.dirty[i], k) > 0 {
+				return s
+			}
+		}
+		// Wait for the oldest write still arriving.
+		s = d.arr[(d.arrNext-k+len(d.arr))%len(d.arr)].in
+	}
+}
+
+// destageIdle spends the head's idle time before until on destaging data
+// that is in the buffer. A step that starts before until runs to its end
+// (it is not preempted).
 func (d *Drive) destageIdle(until float64) {
 	for len(d.dirty) > 0 {
-		s := d.idleFrom()
+		s := d.destageFrom(d.idleFrom())
 		if s >= until {
 			return
 		}
@@ -164,35 +251,47 @@ func (d *Drive) destageIdle(until float64) {
 	}
 }
 
-// destageNow destages one step as soon as the head is free after now.
+// destageNow destages one step as soon as the head is free after now and
+// there is data in the buffer to destage.
 func (d *Drive) destageNow(now float64) {
-	s := max(now, d.headFree)
+	s := d.destageFrom(max(now, d.headFree))
 	d.takeHead(s)
 	d.destageOne(s)
 }
 
-// destageOne writes up to one revolution of the dirty range cheapest to
-// reach from the head at time s (head taken, s ≥ headFree).
+// destageOne writes up to one revolution of the dirty data cheapest to
+// reach from the head at time s (head taken, s ≥ headFree, and some dirty
+// data in the buffer at s: see destageFrom).
 func (d *Drive) destageOne(s float64) {
-	best, bestSeek, bestCost := 0, 0.0, 0.0
+	k := d.inFlight(s)
+	best, bestSeek, bestCost, bestN := -1, 0.0, 0.0, int64(0)
 	for i := range d.dirty {
 		e := &d.dirty[i]
+		n := e.end - e.start
+		if k > 0 {
+			if n = d.arrived(e, k); n == 0 {
+				continue // its first bytes are still on the link
+			}
+		}
 		sk := d.seek.time(abs(e.xStart - d.headX))
-		if i > 0 && sk >= bestCost {
+		if best >= 0 && sk >= bestCost {
 			continue // the rotational wait can only add to it
 		}
 		cost := sk + d.g.rotWait(s+sk, e.tStart)
-		if i == 0 || cost < bestCost {
-			best, bestSeek, bestCost = i, sk, cost
+		if best < 0 || cost < bestCost {
+			best, bestSeek, bestCost, bestN = i, sk, cost, n
 		}
 	}
 	e := &d.dirty[best]
-	w := min(e.end-e.start, d.g.trackBytesAt(e.start))
+	w := min(bestN, d.g.trackBytesAt(e.start))
 	tEnd, xEnd := d.g.locate(e.start + w)
 	end := s + bestCost + (tEnd - e.tStart)
 	d.noteSeek(bestSeek, bestCost-bestSeek)
 	d.headFree, d.headX = end, xEnd
 	d.lastWriteEnd = max(d.lastWriteEnd, end)
+	if d.traceHead != nil {
+		d.traceHead(s, end, e.start, e.start+w, workDestage)
+	}
 	d.mediaBytesWritten += w
 	d.dirtyBytes -= w
 	d.destages++
@@ -202,9 +301,10 @@ func (d *Drive) destageOne(s float64) {
 	}
 }
 
-// absorb takes [a, b) into the write cache once there is room, destaging
-// from now on if needed, and returns when the room was there.
-func (d *Drive) absorb(a, b int64, now float64) float64 {
+// absorb takes [a, b), whose data is all in the buffer at in, into the
+// write cache once there is room, destaging from now on if needed, and
+// returns when the room was there.
+func (d *Drive) absorb(a, b int64, now, in float64) float64 {
 	ready := now
 	n := b - a
 	for {
@@ -218,6 +318,7 @@ func (d *Drive) absorb(a, b int64, now float64) float64 {
 				d.dirty = append(d.dirty, extent{start: a, end: b, tStart: ta, xStart: xa})
 			}
 			d.dirtyBytes += n
+			d.noteArrival(a, b, in)
 			return ready
 		}
 		d.destageNow(now)

@@ -112,3 +112,48 @@ func randomIOPS(t *testing.T, dev models.Device, qd, n int) float64 {
 }
 
 func within(got, want, tol float64) bool { return got >= want*(1-tol) && got <= want*(1+tol) }
+
+// The idle period before a burst of writes is not spent on them: on every
+// catalog HDD, sequential 1 MiB writes issued after 5 s of idling, counted
+// to the completion of a final Flush, are no faster than the outer zone
+// takes them (the burst starts at LBA 0), and no faster than without the
+// idle period.
+func TestCatalogWritesAfterIdle(t *testing.T) {
+	for _, d := range catalog.Drives() {
+		if d.HDD == nil {
+			continue
+		}
+		t.Run(d.Name, func(t *testing.T) {
+			for _, qd := range []int{1, 8} {
+				var rate [2]float64
+				for k, idle := range []time.Duration{0, 5 * time.Second} {
+					dev, err := d.New(0, 1)
+					if err != nil {
+						t.Fatal(err)
+					}
+					dev.Submit(0, models.Request{Op: models.Read, Offset: 1 << 30, Length: 4096})
+					slots := make([]time.Duration, qd)
+					for j := range slots {
+						slots[j] = idle
+					}
+					const n, bs = 3000, 1 << 20
+					var last time.Duration
+					for i := range n {
+						j := i % qd
+						if slots[j], err = dev.Submit(slots[j], models.Request{Op: models.Write, Offset: int64(i) * bs, Length: bs}); err != nil {
+							t.Fatal(err)
+						}
+						last = max(last, slots[j])
+					}
+					fl, _ := dev.Submit(last, models.Request{Op: models.Flush})
+					rate[k] = n * bs / (fl - idle).Seconds() / 1e6
+				}
+				t.Logf("qd %d: %.1f MB/s to the Flush from a busy start, %.1f after idling (outer zone %g)", qd, rate[0], rate[1], d.HDD.OuterMBps)
+				if rate[1] > d.HDD.OuterMBps*1.001 || rate[1] > rate[0]*1.02 {
+					t.Errorf("qd %d: %.1f MB/s after idling: faster than the media (%g MB/s) or than without idling (%.1f MB/s)",
+						qd, rate[1], d.HDD.OuterMBps, rate[0])
+				}
+			}
+		})
+	}
+}

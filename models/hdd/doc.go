@@ -44,7 +44,9 @@
 // Reads are served from read segments filled by earlier reads and by
 // read-ahead that runs while the head is otherwise idle; writes are
 // acknowledged from the buffer and destaged lazily in idle time, cheapest
-// range first; Flush waits for the media. See cache.go.
+// range first, but never before their data has crossed the link: idle time
+// before a burst is not spent on it. Flush waits for the media. See
+// cache.go.
 //
 // # Link
 //
@@ -54,7 +56,9 @@
 // # Invariants
 //
 //   - Completion times never precede submission times; the head's slots
-//     never overlap; no byte is transferred faster than its zone's rate.
+//     never overlap; no byte is transferred faster than its zone's rate;
+//     no byte is written to the media before the write carrying it is in
+//     the buffer.
 //   - The same configuration and seed give identical completion times and
 //     counters; the model draws no random numbers after New.
 //   - Submissions may arrive out of time order; a submission earlier than

@@ -36,6 +36,12 @@ type Drive struct {
 
 	dirty      []extent
 	dirtyBytes int64
+	// The latest cached writes' arrivals (see noteArrival), and the
+	// newest arrival the ring has forgotten.
+	arr       [arrivalRing]arrival
+	arrNext   int
+	arrLen    int
+	arrForgot float64
 
 	queue    [maxQueueDepth]pending
 	qLen     int
@@ -52,7 +58,22 @@ type Drive struct {
 	recentMaxDone, lastMediaDone float64
 
 	counters
+
+	// traceHead, when set (by tests), is told of every span of head work:
+	// a media command's slot or a destage step with the bytes it
+	// transferred, or a read-ahead with the range it could fill.
+	traceHead func(start, end float64, a, b int64, kind headWork)
 }
+
+// headWork is what the head did in a span reported to traceHead.
+type headWork int8
+
+const (
+	workRead headWork = iota
+	workWrite
+	workDestage
+	workReadAhead
+)
 
 var (
 	_ models.Device   = (*Drive)(nil)
@@ -80,6 +101,7 @@ func New(cfg Config, seed uint64) (*Drive, error) {
 		ra:         -1,
 		// No media command has completed: none can count as reissued.
 		lastMediaDone: math.Inf(-1),
+		arrForgot:     math.Inf(-1),
 		dirty:         make([]extent, 0, c.WriteCacheEntries),
 	}
 	if c.CacheSize > 0 {
@@ -165,13 +187,20 @@ func (d *Drive) write(t float64, a, b int64) (float64, bool) {
 		return cmd, false
 	}
 	d.invalidate(a, b)
-	d.destageIdle(t)
+	cacheable := d.writeBack && b-a <= d.wcBytes
+	if cacheable {
+		// The head may keep destaging while this command is decoded: the
+		// buffer takes the data without it.
+		d.destageIdle(cmd)
+	} else {
+		d.destageIdle(t)
+	}
 	start := max(cmd, d.linkFree)
 	in := start + float64(b-a)*d.linkNsPerB // data is in the buffer
 	d.linkFree = in
-	if d.writeBack && b-a <= d.wcBytes {
+	if cacheable {
 		d.writeAbsorbed++
-		return max(in, d.absorb(a, b, cmd)), false
+		return max(in, d.absorb(a, b, cmd, in)), false
 	}
 	end, _ := d.mediaOp(cmd, a, b, true)
 	done := max(in, end)
@@ -183,7 +212,7 @@ func (d *Drive) write(t float64, a, b int64) (float64, bool) {
 func (d *Drive) flush(t float64) float64 {
 	d.flushes++
 	cmd := t + d.ovh
-	d.destageIdle(t)
+	d.destageIdle(cmd)
 	for len(d.dirty) > 0 {
 		d.destageNow(cmd)
 	}

@@ -157,6 +157,13 @@ func (d *Drive) mediaOp(cmd float64, a, b int64, isWrite bool) (end float64, c p
 	end = s + bestCost + (c.tEnd - c.tStart)
 	d.noteSeek(bestSeek, bestCost-bestSeek)
 	d.headFree, d.headX = end, c.xEnd
+	if d.traceHead != nil {
+		kind := workRead
+		if c.write {
+			kind = workWrite
+		}
+		d.traceHead(s, end, c.start, c.end, kind)
+	}
 	if c.write {
 		d.mediaBytesWritten += c.end - c.start
 	} else {
