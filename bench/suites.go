@@ -38,6 +38,11 @@ var suites = []SuiteInfo{
 		"and closes it; download opens, reads and closes it; one file at a time, buffered. Reports MB/s and files/s.", jobs: copySuite},
 	{Name: "ddfill", Doc: "dd-style fill: 1 GiB written as 4096 files of 256 KiB (create, one 256 KiB write, close), " +
 		"then read back the same way and removed.", jobs: ddfill},
+	{Name: SSDProfileSuite, Doc: "SSD over-provisioning sweep as NAS vendors' SSD profiling tools run it: for OP 0–60 % " +
+		"in steps of 10, precondition (2× sequential 128K Q32 fill), then 4K random writes at Q32 until SNIA PTS steady " +
+		"state; reports IOPS against data written per level, steady-state IOPS and WA, and the recommended OP (the knee). " +
+		"Needs a sim: setup with SSDs (each drive scaled to --size, default 1 GiB); on other targets it runs the fill and 5 minutes of " +
+		"random writes once, at the device's own OP.", jobs: ssdProfileJobs},
 }
 
 // Suites returns the known suites, sorted by name.

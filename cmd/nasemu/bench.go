@@ -7,14 +7,37 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nasemu/nasemu"
 	"github.com/nasemu/nasemu/bench"
 	"github.com/nasemu/nasemu/models"
 	"github.com/nasemu/nasemu/models/catalog"
+	"github.com/nasemu/nasemu/models/setup"
+	"github.com/nasemu/nasemu/report"
+	"github.com/nasemu/nasemu/smb"
 )
 
-// simResolver turns the SETUP of sim:SETUP into a device. For now a setup
-// is a single catalog drive; the setup loader replaces this with one line.
-var simResolver bench.SimResolver = resolveCatalogDrive
+// simResolver turns the SETUP of sim:SETUP into a device: a built-in setup
+// or a setup file, or else (sim:DRIVE) a single catalog drive.
+var simResolver bench.SimResolver = resolveSetup
+
+// resolveSetup builds a built-in setup or a setup file; a name that is
+// neither but names a catalog drive gives that drive alone.
+func resolveSetup(name string, seed uint64) (bench.SimSetup, error) {
+	s, err := nasemu.LoadSetup(name)
+	if errors.Is(err, setup.ErrNotFound) {
+		if _, derr := catalog.LookupDrive(name); derr == nil {
+			return resolveCatalogDrive(name, seed)
+		}
+	}
+	if err != nil {
+		return bench.SimSetup{}, err
+	}
+	dev, err := s.Build(seed)
+	if err != nil {
+		return bench.SimSetup{}, err
+	}
+	return bench.SimSetup{Device: dev, Name: "sim:" + s.Name, Description: s.Description}, nil
+}
 
 func resolveCatalogDrive(name string, seed uint64) (bench.SimSetup, error) {
 	d, err := catalog.LookupDrive(name)
@@ -30,7 +53,7 @@ func resolveCatalogDrive(name string, seed uint64) (bench.SimSetup, error) {
 
 // targets returns the registry of target schemes.
 func targets() *bench.Registry {
-	return bench.NewRegistry(bench.PathFactory(), bench.SimFactory(simResolver))
+	return bench.NewRegistry(bench.PathFactory(), bench.SimFactory(simResolver), smb.Factory())
 }
 
 func runBench(args []string, stdout, stderr io.Writer) error {
@@ -39,12 +62,13 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	suite := fs.String("suite", "", "a suite: "+joinNames(bench.SuiteNames())+" (see --list-suites)")
 	jobFile := fs.String("job", "", "a fio job file")
 	format := fs.String("format", "table", "output format: "+strings.Join(bench.Formats, ", "))
-	out := fs.String("out", "", "also write results.json and each job's per-second time series (CSV) into this directory")
+	out := fs.String("out", "", "also write results.json, each job's per-second time series (CSV), the charts (SVG, PNG) and index.html into this directory")
 	seed := fs.Uint64("seed", 1, "seed of offsets and models: the same seed gives the same sim results")
 	runtime := fs.Duration("runtime", 0, "override every job's runtime, e.g. 10s to shorten a suite")
 	size := fs.String("size", "", "override every job's size (files scale with it), e.g. 256MiB")
 	direct := fs.String("direct", "", "override direct I/O of every job: 1 (O_DIRECT) or 0 (buffered)")
 	list := fs.Bool("list-suites", false, "list the suites and what each reproduces, then exit")
+	quiet := fs.Bool("quiet", false, "no progress on stderr (it only shows when stderr is a terminal)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -85,6 +109,10 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return usagef("--direct wants 0 or 1, not %q", *direct)
 	}
 
+	if *suite == bench.SSDProfileSuite && strings.HasPrefix(*target, "sim:") {
+		// The sweep rebuilds the setup once per OP level; --size scales its drives.
+		return runSSDProfile(*target, ov.Size, *seed, *format, *out, showProgress(stderr, *quiet), stdout, stderr)
+	}
 	var jobs []bench.Job
 	var err error
 	if *suite != "" {
@@ -102,12 +130,24 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return benchError(err)
 	}
 	defer tg.Close()
-	rep, err := bench.Run(tg, jobs, bench.Options{Seed: *seed, Suite: *suite})
+	run := tg
+	var pt *progressTarget
+	if showProgress(stderr, *quiet) {
+		pt = withProgress(tg, jobs, stderr)
+		run = pt
+	}
+	rep, err := bench.Run(run, jobs, bench.Options{Seed: *seed, Suite: *suite})
+	if pt != nil {
+		pt.finish()
+	}
 	if err != nil {
 		return benchError(err)
 	}
 	if *out != "" {
 		if err := rep.WriteDir(*out); err != nil {
+			return err
+		}
+		if err := report.WriteRun(*out, rep, ""); err != nil { // charts and index.html
 			return err
 		}
 	}

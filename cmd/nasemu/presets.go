@@ -5,16 +5,22 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/nasemu/nasemu"
 	"github.com/nasemu/nasemu/models/catalog"
+	"github.com/nasemu/nasemu/models/link"
+	"github.com/nasemu/nasemu/models/setup"
 )
 
 // presetLists maps the argument of 'nasemu presets' to the function that
 // prints that part of the catalog.
 var presetLists = map[string]func(io.Writer) error{
-	"drives": printDrives,
+	"drives":  printDrives,
+	"systems": printSystems,
+	"links":   printLinks,
+	"setups":  printSetups,
 }
 
-var presetOrder = []string{"drives"}
+var presetOrder = []string{"drives", "systems", "links", "setups"}
 
 func runPresets(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("presets", "[drives|systems|links|setups]", stderr)
@@ -48,6 +54,54 @@ func printDrives(w io.Writer) error {
 	fmt.Fprintln(tw, "DRIVE\tKIND\tPRODUCT\tKEY FIGURES")
 	for _, d := range catalog.Drives() {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Name, d.Kind(), d.Product, d.Summary())
+	}
+	return tw.Flush()
+}
+
+func printLinks(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "LINK\tDESCRIPTION\tKEY FIGURES")
+	for _, k := range link.Kinds() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", k.Name, k.Description, k.Summary())
+	}
+	return tw.Flush()
+}
+
+func printSetups(w io.Writer) error {
+	all, err := setup.List(nasemu.Setups)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SETUP\tUSABLE\tTOLERATES\tDESCRIPTION")
+	for _, s := range all {
+		usable := "?"
+		if c, err := s.UsableCapacity(); err == nil {
+			usable = decimalSize(c)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.Name, usable, s.Tolerates(), s.Description)
+	}
+	return tw.Flush()
+}
+
+// decimalSize formats a capacity as drives are sold: in GB or TB (10^9,
+// 10^12 bytes).
+func decimalSize(b int64) string {
+	switch {
+	case b >= 1e12:
+		return fmt.Sprintf("%.2f TB", float64(b)/1e12)
+	case b >= 1e9:
+		return fmt.Sprintf("%.1f GB", float64(b)/1e9)
+	}
+	return fmt.Sprintf("%.1f MB", float64(b)/1e6)
+}
+
+// printSystems lists the catalog systems (NAS and servers).
+func printSystems(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SYSTEM\tPRODUCT\tKEY FIGURES")
+	for _, s := range catalog.Systems() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, s.Product, s.Summary())
 	}
 	return tw.Flush()
 }

@@ -179,6 +179,30 @@ func (a *Allocator) Map(file uint64, off, n int64, alloc bool, dst []Extent) ([]
 	return dst, nil
 }
 
+// Fit returns the largest n' <= n such that writing [off, off+n') of the
+// file needs no more blocks than are free: the length of the short write a
+// nearly full filesystem accepts.
+func (a *Allocator) Fit(file uint64, off, n int64) int64 {
+	if n <= 0 {
+		return 0
+	}
+	m := a.files[file]
+	first, last := off/a.block, (off+n-1)/a.block
+	if last-first+1-m.mappedIn(first, last+1) <= a.freeBlocks {
+		return n
+	}
+	need := int64(0)
+	for b := first; b <= last; b++ {
+		if m.mappedIn(b, b+1) == 0 {
+			if need == a.freeBlocks {
+				return max(0, b*a.block-off)
+			}
+			need++
+		}
+	}
+	return n
+}
+
 // appendExtent appends e, merging it with the previous extent when both are
 // holes or physically contiguous.
 func appendExtent(dst []Extent, e Extent) []Extent {

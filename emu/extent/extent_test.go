@@ -92,6 +92,13 @@ func TestNoSpaceChangesNothing(t *testing.T) {
 	if a.Free() != before || a.Allocated(2) != 0 {
 		t.Errorf("failed allocation changed state: free %d→%d, file 2 holds %d", before, a.Free(), a.Allocated(2))
 	}
+	// A write that does not fit can be cut short to what does.
+	if got := a.Fit(2, 100, 7*blk); got != 6*blk-100 {
+		t.Errorf("Fit = %d, want %d (six free blocks from offset 100)", got, 6*blk-100)
+	}
+	if got := a.Fit(1, 0, 10*blk); got != 10*blk {
+		t.Errorf("Fit of an allocated range = %d, want all of it", got)
+	}
 	// Exactly the rest fits.
 	if _, err := a.Map(2, 0, 6*blk, true, nil); err != nil {
 		t.Fatalf("exact fit: %v", err)

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nasemu/nasemu/bench"
+	"github.com/nasemu/nasemu/models/catalog"
+	"github.com/nasemu/nasemu/report"
+)
+
+// compareDrives are three catalog drives standing in for setups: an HDD,
+// an NVMe SSD and a SATA SSD.
+var compareDrives = []string{"sim:wd-red-1tb", "sim:wd-red-sn700-500g", "sim:kingston-suv500-240g"}
+
+func TestCompareCDM(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	args := append([]string{"compare", "--suite", "cdm", "--runtime", "500ms", "--out", dir}, compareDrives...)
+	if code := run(args, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	text := out.String()
+	for _, want := range append([]string{"ratios against sim:wd-red-1tb", "usable capacity", "1.00 TB", "500.0 GB",
+		"drives tolerated to fail", "rebuild time", "price", "RND4K Q32T1 read IOPS", "×)"}, compareDrives...) {
+		if !strings.Contains(text, want) {
+			t.Errorf("table lacks %q:\n%s", want, text)
+		}
+	}
+	if errb.Len() != 0 {
+		t.Errorf("stderr not a terminal, yet: %q", errb.String())
+	}
+	for _, f := range []string{"index.html", "compare.svg", "compare.png", "compare-cdm.svg", "compare-cdm.png", "comparison.json"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("--out wrote no %s: %v", f, err)
+		}
+	}
+	// The SSDs beat the HDD at 4K random reads by orders of magnitude.
+	var cmp report.Comparison
+	b, _ := os.ReadFile(filepath.Join(dir, "comparison.json"))
+	if err := json.Unmarshal(b, &cmp); err != nil || len(cmp.Runs) != 3 {
+		t.Fatalf("comparison.json: %v, %d runs", err, len(cmp.Runs))
+	}
+	hdd, nvme := cmp.Runs[0].Report.Results[2], cmp.Runs[1].Report.Results[2]
+	if hdd.Name != "RND4K Q32T1 read" || nvme.IOPS < 50*hdd.IOPS {
+		t.Errorf("%s: HDD %.0f IOPS, NVMe %.0f", hdd.Name, hdd.IOPS, nvme.IOPS)
+	}
+	if f := cmp.Runs[1].Facts; f.UsableBytes > 500e9 || f.UsableBytes < 500e9-4096 || f.Tolerates == nil || *f.Tolerates != 0 {
+		t.Errorf("SN700 facts %+v", f)
+	}
+}
+
+func TestCompareFormats(t *testing.T) {
+	withFixedResolver(t)
+	base := []string{"compare", "--suite", "cdm", "--runtime", "200ms", "sim:fixed", "sim:wd-red-sn700-250g"}
+	var out, errb bytes.Buffer
+	if code := run(append(base, "--format", "json"), &out, &errb); code != 0 {
+		t.Fatalf("json: exit %d: %s", code, errb.String())
+	}
+	var cmp report.Comparison
+	if err := json.Unmarshal(out.Bytes(), &cmp); err != nil || len(cmp.Runs) != 2 || cmp.Workload != "cdm" {
+		t.Fatalf("json: %v: %.200s", err, out.String())
+	}
+	if f := cmp.Runs[0].Facts; f.UsableBytes != 0 || f.Tolerates != nil {
+		t.Errorf("sim:fixed is no catalog drive nor setup, yet facts %+v", f)
+	}
+	out.Reset()
+	if code := run(append(base, "--format", "csv"), &out, &errb); code != 0 {
+		t.Fatalf("csv: exit %d: %s", code, errb.String())
+	}
+	rows, err := csv.NewReader(&out).ReadAll()
+	if err != nil || len(rows) != 1+2*8 {
+		t.Fatalf("csv: %v, %d rows", err, len(rows))
+	}
+	if rows[1][len(rows[1])-1] != "1.0000" || rows[9][0] != "sim:wd-red-sn700-250g" {
+		t.Errorf("csv rows %q / %q", rows[1], rows[9])
+	}
+}
+
+// A fio job file works as the workload too; the table is titled by it.
+func TestCompareJobFile(t *testing.T) {
+	withFixedResolver(t)
+	var out, errb bytes.Buffer
+	args := []string{"compare", "--job", "../../testdata/fio/basic.fio", "--runtime", "200ms", "sim:fixed", "sim:wd-red-sn700-250g"}
+	if code := run(args, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"comparison of basic.fio on 2 targets", "seq-read MB/s", "rand-read IOPS"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestCompareBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"compare", "--suite", "cdm", "sim:wd-red-1tb"}, "at least two targets"},
+		{[]string{"compare", "sim:wd-red-1tb", "sim:wd-red-1tb"}, "exactly one of --suite and --job"},
+		{[]string{"compare", "--suite", "cdm", "--format", "xml", "sim:a", "sim:b"}, `unknown format "xml"`},
+		{[]string{"compare", "--suite", "ssd-profile", "sim:a", "sim:b"}, "nasemu bench"},
+		{[]string{"compare", "--suite", "cdm", "sim:wd-red-1tb", "sim:no-such-drive"}, "no-such-drive"},
+	} {
+		var out bytes.Buffer
+		if code := run(tc.args, &out, &out); code != 2 || !strings.Contains(out.String(), tc.want) {
+			t.Errorf("nasemu %v: exit %d, %q; want exit 2 and %q", tc.args, code, out.String(), tc.want)
+		}
+	}
+}
+
+// withTerminal makes stderr count as a terminal, so progress shows.
+func withTerminal(t *testing.T) {
+	old := isTerminal
+	isTerminal = func(io.Writer) bool { return true }
+	t.Cleanup(func() { isTerminal = old })
+}
+
+// Progress goes to stderr only: with a terminal, JSON and CSV on stdout
+// stay intact and stderr shows the bar; --quiet silences it.
+func TestProgressKeepsStdoutClean(t *testing.T) {
+	withFixedResolver(t)
+	withTerminal(t)
+	for _, tc := range []struct {
+		args []string
+		want string // on stderr
+	}{
+		{[]string{"bench", "--target", "sim:fixed", "--suite", "cdm", "--runtime", "300ms", "--format", "json"}, "[8/8] RND4K Q1T1 write"},
+		{[]string{"bench", "--target", "sim:fixed", "--suite", "cdm", "--runtime", "300ms", "--format", "csv"}, "IOPS"},
+		{[]string{"compare", "--suite", "iometer", "--runtime", "200ms", "--format", "json", "sim:fixed", "sim:wd-red-sn700-250g"}, "sim:wd-red-sn700-250g [12/12]"},
+		{[]string{"bench", "--target", "sim:wd-red-sn700-250g", "--suite", "ssd-profile", "--size", "256MiB", "--format", "json"}, "[OP 60%, 7/7]"},
+		{[]string{"bench", "--target", "sim:fixed", "--suite", "cdm", "--runtime", "300ms", "--format", "json", "--quiet"}, ""},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(tc.args, &out, &errb); code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errb.String())
+		}
+		format := tc.args[len(tc.args)-1]
+		if format == "--quiet" {
+			format = tc.args[len(tc.args)-2]
+		}
+		switch format {
+		case "json":
+			if !json.Valid(out.Bytes()) {
+				t.Errorf("%v: stdout is not JSON: %.300q", tc.args, out.String())
+			}
+		case "csv":
+			rows, err := csv.NewReader(bytes.NewReader(out.Bytes())).ReadAll()
+			if err != nil || len(rows) != 9 || rows[0][0] != "target" {
+				t.Errorf("%v: stdout is not the CSV report (%v): %.300q", tc.args, err, out.String())
+			}
+		}
+		if tc.want == "" {
+			if errb.Len() != 0 {
+				t.Errorf("%v: --quiet, yet stderr has %q", tc.args, errb.String())
+			}
+		} else if !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("%v: stderr lacks %q: %q", tc.args, tc.want, errb.String())
+		}
+	}
+}
+
+// The group tracker follows stonewalled groups by their planned time.
+func TestPlanGroups(t *testing.T) {
+	jobs, err := bench.Suite("cdm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := planGroups(jobs)
+	if len(gs) != 8 || gs[0].name != "SEQ1M Q8T1 read" || gs[0].duration.Seconds() != 10 || gs[0].delay.Seconds() != 5 {
+		t.Errorf("cdm groups: %d, first %+v", len(gs), gs[0])
+	}
+	jobs, _ = bench.Suite("ddfill")
+	if gs = planGroups(jobs); len(gs) != 2 || gs[0].bytes != 1<<30 || gs[0].duration != 0 {
+		t.Errorf("ddfill groups %+v", gs)
+	}
+}
+
+func TestSSDProfileCLI(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	args := []string{"bench", "--target", "sim:wd-red-sn700-250g", "--suite", "ssd-profile", "--size", "256MiB", "--out", dir}
+	if code := run(args, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"suite ssd-profile", "drives scaled to 256.0 MiB", "60%", "recommended over-provisioning"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+	for _, f := range []string{"index.html", "ssd-profile-curves.svg", "ssd-profile-steady.png", "ssd-profile.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("--out: %v", err)
+		}
+	}
+	out.Reset()
+	if code := run([]string{"bench", "--target", "sim:wd-red-1tb", "--suite", "ssd-profile"}, &out, &out); code != 2 || !strings.Contains(out.String(), "hard disk") {
+		t.Errorf("ssd-profile of an HDD: exit %d, %q", code, out.String())
+	}
+}
+
+// bench --out adds the charts and index.html to the results and series.
+func TestBenchOutCharts(t *testing.T) {
+	withFixedResolver(t)
+	dir := t.TempDir()
+	var out bytes.Buffer
+	if code := run([]string{"bench", "--target", "sim:fixed", "--suite", "cdm", "--runtime", "300ms", "--out", dir}, &out, &out); code != 0 {
+		t.Fatalf("exit %d: %s", code, out.String())
+	}
+	for _, f := range []string{"results.json", "01-SEQ1M-Q8T1-read.csv", "index.html", "cdm.svg", "cdm.png", "bars.svg",
+		"01-SEQ1M-Q8T1-read-time.svg", "08-RND4K-Q1T1-write-latency.png"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("--out wrote no %s: %v", f, err)
+		}
+	}
+	index, _ := os.ReadFile(filepath.Join(dir, "index.html"))
+	for _, want := range []string{"fixed 200/300 µs × 4", `src="cdm.svg"`, "RND4K Q32T1 read"} {
+		if !bytes.Contains(index, []byte(want)) {
+			t.Errorf("index.html lacks %q", want)
+		}
+	}
+}
+
+// A setup's facts: RAID 5 of four 1 TB disks offers three, survives one
+// failure and rebuilds a disk at its mean media rate (below md's cap);
+// the DS1817's catalog price. RAID 0 survives none and rebuilds nothing.
+func TestSetupFacts(t *testing.T) {
+	f, err := simFacts("ds1817-raid5-hdd-smb-1g", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := catalog.LookupDrive("wd-red-1tb")
+	inner := d.HDD.InnerMBps
+	if inner == 0 {
+		inner = d.HDD.OuterMBps / 2
+	}
+	rate := min((d.HDD.OuterMBps+inner)/2, 204.8)
+	want := time.Duration(float64(d.HDD.Capacity) / (rate * 1e6) * float64(time.Second))
+	t.Logf("raid5 of 4 x %s: usable %d, tolerates %v, rebuild %v at %.0f MB/s, price $%.0f", d.Name, f.UsableBytes, *f.Tolerates, f.Rebuild, rate, f.PriceUSD)
+	if f.UsableBytes < 3*int64(d.HDD.Capacity)-(64<<20) || f.UsableBytes > 3*int64(d.HDD.Capacity) {
+		t.Errorf("usable %d, want about 3 x %d", f.UsableBytes, d.HDD.Capacity)
+	}
+	if *f.Tolerates != 1 || f.Rebuild != want || f.PriceUSD != 850 {
+		t.Errorf("tolerates %d, rebuild %v (want %v), price %g", *f.Tolerates, f.Rebuild, want, f.PriceUSD)
+	}
+	f, err = simFacts("ds1817-raid0-ssd-smb-1g", nil)
+	if err != nil || *f.Tolerates != 0 || f.Rebuild != 0 {
+		t.Errorf("raid0: %+v, %v", f, err)
+	}
+}
+
+// ssd-profile on an SSD array: the setup's array is rebuilt per level;
+// RAID 5 of SSDs gains IOPS and loses write amplification with OP.
+func TestSSDProfileSetup(t *testing.T) {
+	const capacity = 128 << 20
+	p, err := bench.RunSSDProfile("sim:ds1817-raid5-ssd-smb-1g", "ds1817-raid5-ssd-smb-1g", resolveVariant,
+		bench.ProfileOptions{Levels: []float64{0, 0.4}, Capacity: capacity, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := p.Levels[0], p.Levels[1]
+	t.Logf("OP 0%%: %.0f IOPS, WA %.2f; OP 40%%: %.0f IOPS, WA %.2f", a.SteadyIOPS, a.WA, b.SteadyIOPS, b.WA)
+	if a.UserBytes > 3*capacity || a.UserBytes < 3*capacity-(8<<20) {
+		t.Errorf("OP 0%%: array of %d bytes, want 3 x %d", a.UserBytes, capacity)
+	}
+	if b.SteadyIOPS <= a.SteadyIOPS || b.WA >= a.WA || !a.Steady || !b.Steady {
+		t.Errorf("OP 40%% does not beat OP 0%%: %+v vs %+v", b, a)
+	}
+	if _, err := resolveVariant("ds1817-raid5-hdd-smb-1g", 1, bench.SSDVariant{Capacity: capacity}); err == nil || !strings.Contains(err.Error(), "no SSDs") {
+		t.Errorf("HDD setup: %v", err)
+	}
+}

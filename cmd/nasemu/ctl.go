@@ -1,0 +1,117 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/nasemu/nasemu/fusefs"
+	"github.com/nasemu/nasemu/models"
+)
+
+func runCtl(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("ctl", "[--socket PATH] [--format table|json] status|fail N|replace N|power-loss", stderr)
+	socket := fs.String("socket", "", "control socket of the running emulator (default: the only one running)")
+	format := fs.String("format", "table", "output format: table or json")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *format != "table" && *format != "json" {
+		return usagef("--format %q: want table or json", *format)
+	}
+	req, err := ctlRequest(fs.Args())
+	if err != nil {
+		return err
+	}
+	if *socket == "" {
+		if *socket, err = onlySocket(); err != nil {
+			return err
+		}
+	}
+	resp, err := fusefs.Call(*socket, req)
+	if err != nil {
+		return err
+	}
+	if *format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(resp); err != nil {
+			return err
+		}
+	} else if resp.OK {
+		printStatus(stdout, req, resp)
+	}
+	if !resp.OK {
+		return errors.New(resp.Error)
+	}
+	return nil
+}
+
+// ctlRequest parses the command words.
+func ctlRequest(words []string) (fusefs.ControlRequest, error) {
+	var req fusefs.ControlRequest
+	if len(words) == 0 {
+		return req, usagef("want a command: status, fail N, replace N or power-loss")
+	}
+	req.Cmd = words[0]
+	switch req.Cmd {
+	case "status", "power-loss":
+		if len(words) != 1 {
+			return req, usagef("%s takes no argument", req.Cmd)
+		}
+	case "fail", "replace":
+		if len(words) != 2 {
+			return req, usagef("%s takes the member number (from 0)", req.Cmd)
+		}
+		n, err := strconv.Atoi(words[1])
+		if err != nil || n < 0 {
+			return req, usagef("%s %q: want a member number (from 0)", req.Cmd, words[1])
+		}
+		req.Member = n
+	default:
+		return req, usagef("unknown command %q (known: status, fail N, replace N, power-loss)", req.Cmd)
+	}
+	return req, nil
+}
+
+// onlySocket finds the control socket of the one emulator running.
+func onlySocket() (string, error) {
+	found, _ := filepath.Glob(filepath.Join(stateBase(), "mount-*", "ctl.sock"))
+	switch len(found) {
+	case 0:
+		return "", usagef("no running emulator found in %s: give --socket", stateBase())
+	case 1:
+		return found[0], nil
+	}
+	return "", usagef("%d emulators are running (%s): give --socket", len(found), joinNames(found))
+}
+
+// printStatus prints a response for people.
+func printStatus(w io.Writer, req fusefs.ControlRequest, resp fusefs.ControlResponse) {
+	if req.Cmd == "power-loss" {
+		fmt.Fprintf(w, "power lost: %s of unsynced writes undone\n", models.Bytes(resp.LostBytes))
+	}
+	st := resp.Status
+	if st == nil {
+		return
+	}
+	fmt.Fprintf(w, "share %s (files in %s): %s usable, %s free, model time %.1f s, %d requests in flight\n",
+		st.Mountpoint, st.Backing, models.Bytes(st.Capacity), models.Bytes(st.Free), st.ModelTime, st.InFlight)
+	if len(st.Arrays) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ARRAY\tSTATE\tFAILED\tREBUILDING\tPROGRESS")
+	for _, a := range st.Arrays {
+		rb := "-"
+		if a.Rebuilding >= 0 {
+			rb = strconv.Itoa(a.Rebuilding)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%.1f%%\n", a.Path, a.State, a.Failed, rb, 100*a.RebuildProgress)
+	}
+	tw.Flush()
+}

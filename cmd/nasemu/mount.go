@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/nasemu/nasemu"
+	"github.com/nasemu/nasemu/emu"
+	"github.com/nasemu/nasemu/fusefs"
+	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/raid"
+	"github.com/nasemu/nasemu/models/setup"
+)
+
+func runMount(args []string, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return mount(ctx, args, stderr)
+}
+
+// mount serves a share until ctx is done (a signal) or it is unmounted
+// from outside.
+func mount(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := newFlags("mount", "--setup SETUP --backing DIR MOUNTPOINT [--metrics HOST:PORT] [--time-scale F] [--socket PATH]", stderr)
+	setupName := fs.String("setup", "", "the modelled NAS: a built-in setup's name or a YAML file")
+	backing := fs.String("backing", "", "directory that holds the share's files (kept across mounts)")
+	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at HOST:PORT (e.g. 127.0.0.1:9108)")
+	scale := fs.Float64("time-scale", 1, "run the model F times slower than real time (for setups faster than this host)")
+	socket := fs.String("socket", "", "control socket path (default: ctl.sock in the run's state directory)")
+	seed := fs.Uint64("seed", 1, "seed of the model's random choices")
+	verbose := fs.Bool("verbose", false, "log every event of the emulator")
+	debug := fs.Bool("debug", false, "log every FUSE request")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() != 1:
+		return usagef("want one MOUNTPOINT, got %d arguments", fs.NArg())
+	case *setupName == "":
+		return usagef("--setup is required")
+	case *backing == "":
+		return usagef("--backing is required")
+	case *scale <= 0:
+		return usagef("--time-scale must be positive, got %v", *scale)
+	}
+	mountpoint := fs.Arg(0)
+	if _, err := fusefs.CheckMount(mountpoint, *backing); err != nil {
+		if errors.Is(err, fusefs.ErrMountpoint) || errors.Is(err, fusefs.ErrBackingPlacement) {
+			return usageError{err}
+		}
+		return err
+	}
+	if st, err := os.Stat(*backing); err != nil || !st.IsDir() {
+		return usagef("--backing %s: not a directory", *backing)
+	}
+
+	s, err := nasemu.LoadSetup(*setupName)
+	if err != nil {
+		return usageError{err}
+	}
+	model, err := s.Build(*seed)
+	if err != nil {
+		return usageError{err}
+	}
+
+	level := slog.LevelWarn
+	if *verbose {
+		level = slog.LevelInfo
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	metrics := fusefs.NewMetrics()
+	f, err := fusefs.New(model, emu.NewWallClock(*scale, -1), *backing, fusefs.Options{
+		Logger:      log,
+		Metrics:     metrics,
+		Replacement: replacementDrives(s, *seed),
+		Debug:       *debug,
+	})
+	if err != nil {
+		return err
+	}
+
+	stateDir, err := runStateDir()
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(stateDir)
+	if *socket == "" {
+		*socket = filepath.Join(stateDir, "ctl.sock")
+	}
+	os.Remove(*socket) // a stale socket of a killed run
+	ctl, err := net.Listen("unix", *socket)
+	if err != nil {
+		return fmt.Errorf("control socket: %w", err)
+	}
+	defer ctl.Close()
+	go f.ServeControl(ctl)
+
+	if *metricsAddr != "" {
+		l, err := net.Listen("tcp", *metricsAddr)
+		if err != nil {
+			return usagef("--metrics %s: %v", *metricsAddr, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", metrics.Handler())
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go srv.Serve(l)
+		defer srv.Close()
+		fmt.Fprintf(stderr, "nasemu mount: metrics at http://%s/metrics\n", l.Addr())
+	}
+
+	if err := f.Mount(mountpoint); err != nil {
+		return err
+	}
+	capacity, free := f.Usage()
+	fmt.Fprintf(stderr, "nasemu mount: %s mounted at %s (%s usable, %s free), files in %s\n",
+		s.Name, mountpoint, models.Bytes(capacity), models.Bytes(free), f.Backing())
+	fmt.Fprintf(stderr, "nasemu mount: control socket %s (nasemu ctl --socket %s status)\n", *socket, *socket)
+
+	unmounted := make(chan struct{})
+	go func() { f.Wait(); close(unmounted) }()
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(stderr, "nasemu mount: unmounting")
+	case <-unmounted:
+		fmt.Fprintln(stderr, "nasemu mount: unmounted from outside")
+	}
+	return f.Unmount()
+}
+
+// replacementDrives returns the factory of the drives that 'nasemu ctl
+// replace N' puts in the place of array member N: a new drive like the
+// ones the setup builds, taken from a second build of the setup with a
+// seed of its own, as a new drive of the same model is a different unit.
+func replacementDrives(s *setup.Setup, seed uint64) func(member int) (models.Device, error) {
+	replaced := uint64(0)
+	return func(member int) (models.Device, error) {
+		replaced++
+		fresh, err := s.Build(seed + replaced*0x9e3779b97f4a7c15)
+		if err != nil {
+			return nil, err
+		}
+		var drive models.Device
+		models.Walk(fresh, func(d models.Device, _ int) {
+			if _, ok := d.(raid.MemberReplacer); ok && drive == nil {
+				if p, ok := d.(models.Parent); ok && member >= 0 && member < len(p.Children()) {
+					kids := p.Children()
+					drive = kids[member]
+				}
+			}
+		})
+		if drive == nil {
+			return nil, fmt.Errorf("the setup has no array member %d", member)
+		}
+		return drive, nil
+	}
+}
+
+// stateBase is the directory that holds the state directories of running
+// emulators: the user's runtime directory, or the temporary directory.
+func stateBase() string {
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "nasemu")
+	}
+	return filepath.Join(os.TempDir(), "nasemu-"+strconv.Itoa(os.Getuid()))
+}
+
+// runStateDir creates this run's state directory.
+func runStateDir() (string, error) {
+	dir := filepath.Join(stateBase(), "mount-"+strconv.Itoa(os.Getpid()))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("state directory: %w", err)
+	}
+	return dir, nil
+}

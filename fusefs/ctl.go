@@ -1,0 +1,227 @@
+package fusefs
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/raid"
+)
+
+// Errors of the control interface.
+var (
+	// ErrNoFaults: the model has no device that supports the requested fault.
+	ErrNoFaults = errors.New("the model has no device that supports this fault")
+	// ErrNoReplacement: the filesystem was given no way to build a
+	// replacement drive (Options.Replacement).
+	ErrNoReplacement = errors.New("this mount cannot build replacement drives")
+)
+
+// ControlRequest is one line sent to the control socket.
+type ControlRequest struct {
+	// Cmd is "status", "fail", "replace" or "power-loss".
+	Cmd string `json:"cmd"`
+	// Member is the array member of "fail" and "replace" (from 0).
+	Member int `json:"member,omitempty"`
+}
+
+// ControlResponse is the line the control socket answers with.
+type ControlResponse struct {
+	OK    bool   `json:"ok"`
+	Error string `json:"error,omitempty"`
+	// Status is set for "status" (and after every successful command).
+	Status *Status `json:"status,omitempty"`
+	// LostBytes is set for "power-loss".
+	LostBytes int64 `json:"lost_bytes,omitempty"`
+}
+
+// Status is a snapshot of a mounted share.
+type Status struct {
+	Backing    string         `json:"backing"`
+	Mountpoint string         `json:"mountpoint"`
+	Capacity   int64          `json:"capacity_bytes"`
+	Free       int64          `json:"free_bytes"`
+	ModelTime  float64        `json:"model_time_s"`
+	InFlight   int64          `json:"in_flight"`
+	Devices    []DeviceStatus `json:"devices"`
+	// Arrays are the RAID arrays of the model, top down.
+	Arrays []ArrayStatus `json:"arrays,omitempty"`
+}
+
+// ArrayStatus is the health of one array of the model.
+type ArrayStatus struct {
+	Path            string  `json:"path"`
+	State           string  `json:"state"`
+	Failed          []int   `json:"failed,omitempty"`
+	Rebuilding      int     `json:"rebuilding"`
+	Waiting         []int   `json:"waiting,omitempty"`
+	RebuildProgress float64 `json:"rebuild_progress"`
+	RebuildBytes    int64   `json:"rebuild_bytes"`
+}
+
+// Status returns a snapshot of the share, its volume and its model.
+func (f *FS) Status() Status {
+	capacity, free := f.Usage()
+	return Status{
+		Backing: f.backing, Mountpoint: f.mountpoint,
+		Capacity: capacity, Free: free,
+		ModelTime: f.vol.Clock().Now().Seconds(),
+		InFlight:  f.vol.Stats().InFlight,
+		Devices:   f.Devices(),
+		Arrays:    f.Arrays(),
+	}
+}
+
+// Arrays returns the health of every array of the model (devices that
+// implement raid.StatusReporter), bringing their background work up to now.
+func (f *FS) Arrays() []ArrayStatus {
+	var out []ArrayStatus
+	f.vol.WithModel(func(m models.Device, now time.Duration) {
+		walkPaths(m, "0", func(d models.Device, path string) {
+			r, ok := d.(raid.StatusReporter)
+			if !ok {
+				return
+			}
+			st := r.Status(now)
+			out = append(out, ArrayStatus{
+				Path: path, State: st.State.String(), Failed: st.Failed,
+				Rebuilding: st.Rebuilding, Waiting: st.Waiting,
+				RebuildProgress: st.RebuildProgress, RebuildBytes: st.RebuildBytes,
+			})
+		})
+	})
+	return out
+}
+
+// FailMember fails member i of the first array of the model's stack (the
+// first device that implements raid.MemberFailer).
+func (f *FS) FailMember(i int) error {
+	return f.withFault(func(d models.Device, now time.Duration) (bool, error) {
+		if m, ok := d.(raid.MemberFailer); ok {
+			return true, m.FailMember(now, i)
+		}
+		return false, nil
+	})
+}
+
+// ReplaceMember puts a new drive (built by Options.Replacement) in the
+// place of failed member i of the first array of the model's stack, which
+// starts a rebuild.
+func (f *FS) ReplaceMember(i int) error {
+	if f.replacement == nil {
+		return ErrNoReplacement
+	}
+	dev, err := f.replacement(i)
+	if err != nil {
+		return fmt.Errorf("building a replacement for member %d: %w", i, err)
+	}
+	return f.withFault(func(d models.Device, now time.Duration) (bool, error) {
+		if m, ok := d.(raid.MemberReplacer); ok {
+			return true, m.ReplaceMember(now, i, dev)
+		}
+		return false, nil
+	})
+}
+
+// withFault applies fn to the devices of the stack, top down, until one
+// supports the fault.
+func (f *FS) withFault(fn func(d models.Device, now time.Duration) (bool, error)) error {
+	var err error
+	found := false
+	f.vol.WithModel(func(m models.Device, now time.Duration) {
+		models.Walk(m, func(d models.Device, _ int) {
+			if !found {
+				found, err = fn(d, now)
+			}
+		})
+	})
+	if !found {
+		return ErrNoFaults
+	}
+	return err
+}
+
+// ServeControl answers control requests (JSON lines) on l until l is
+// closed; each connection may send several requests.
+func (f *FS) ServeControl(l net.Listener) error {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			return err
+		}
+		go f.serveConn(c)
+	}
+}
+
+func (f *FS) serveConn(c net.Conn) {
+	defer c.Close()
+	sc := bufio.NewScanner(c)
+	enc := json.NewEncoder(c)
+	for sc.Scan() {
+		var req ControlRequest
+		var resp ControlResponse
+		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
+			resp.Error = fmt.Sprintf("bad request: %v", err)
+		} else {
+			resp = f.Control(req)
+		}
+		if err := enc.Encode(resp); err != nil {
+			return
+		}
+	}
+}
+
+// Control carries out one control request.
+func (f *FS) Control(req ControlRequest) ControlResponse {
+	var resp ControlResponse
+	var err error
+	switch req.Cmd {
+	case "status":
+	case "fail":
+		if err = f.FailMember(req.Member); err == nil {
+			f.log.Warn("drive failed by control request", "member", req.Member)
+		}
+	case "replace":
+		if err = f.ReplaceMember(req.Member); err == nil {
+			f.log.Warn("drive replaced by control request: rebuilding", "member", req.Member)
+		}
+	case "power-loss":
+		resp.LostBytes = f.PowerLoss()
+	default:
+		err = fmt.Errorf("unknown command %q (known: status, fail, replace, power-loss)", req.Cmd)
+	}
+	if err != nil {
+		resp.Error = err.Error()
+		return resp
+	}
+	st := f.Status()
+	resp.OK, resp.Status = true, &st
+	return resp
+}
+
+// Call sends one request to the control socket at path and returns the
+// answer. A response with OK false is returned with a nil error: the
+// request reached the emulator, which refused it.
+func Call(path string, req ControlRequest) (ControlResponse, error) {
+	var resp ControlResponse
+	c, err := net.DialTimeout("unix", path, 5*time.Second)
+	if err != nil {
+		return resp, fmt.Errorf("control socket: %w", err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	if err := json.NewEncoder(c).Encode(req); err != nil {
+		return resp, fmt.Errorf("control socket: %w", err)
+	}
+	if err := json.NewDecoder(c).Decode(&resp); err != nil {
+		return resp, fmt.Errorf("control socket: %w", err)
+	}
+	return resp, nil
+}

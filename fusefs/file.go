@@ -1,0 +1,154 @@
+package fusefs
+
+import (
+	"context"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/nasemu/nasemu/emu/extent"
+	"github.com/nasemu/nasemu/models"
+)
+
+// file is an open file of the share. It wraps go-fuse's loopback file
+// without embedding it: the loopback file offers its descriptor for FUSE
+// passthrough, and a passthrough read or write would never reach the model.
+type file struct {
+	lf    *fs.LoopbackFile
+	fd    int
+	ino   uint64 // the backing inode: the allocator's key
+	inode *fs.Inode
+	fs    *FS
+}
+
+var (
+	_ fs.FileHandle    = (*file)(nil)
+	_ fs.FileReader    = (*file)(nil)
+	_ fs.FileWriter    = (*file)(nil)
+	_ fs.FileReleaser  = (*file)(nil)
+	_ fs.FileFlusher   = (*file)(nil)
+	_ fs.FileFsyncer   = (*file)(nil)
+	_ fs.FileGetattrer = (*file)(nil)
+	_ fs.FileSetattrer = (*file)(nil)
+	_ fs.FileLseeker   = (*file)(nil)
+	_ fs.FileAllocater = (*file)(nil)
+)
+
+// newFile wraps an open loopback file.
+func (f *FS) newFile(lf *fs.LoopbackFile, ino uint64, inode *fs.Inode) *file {
+	h := &file{lf: lf, fd: -1, ino: ino, inode: inode, fs: f}
+	// The descriptor stays valid until Release closes the loopback file.
+	h.fd, _ = lf.PassthroughFd()
+	return h
+}
+
+// Read implements fs.FileReader: the mapped blocks of the range are charged
+// as reads of the volume, then the bytes come from the backing file.
+func (h *file) Read(ctx context.Context, buf []byte, off int64) (res fuse.ReadResult, errno syscall.Errno) {
+	done := h.fs.metrics.begin(opRead)
+	var ext [4]extent.Extent
+	pieces, errno := h.fs.mapRange(h.ino, off, int64(len(buf)), false, ext[:0])
+	if errno == 0 {
+		errno = h.fs.chargeIO(models.Read, pieces, buf, off)
+	}
+	n := 0
+	if errno == 0 {
+		var err error
+		n, err = syscall.Pread(h.fd, buf, off)
+		errno = toErrno(err)
+	}
+	done(int64(n), &errno)
+	if errno != 0 {
+		return nil, errno
+	}
+	return fuse.ReadResultData(buf[:n]), 0
+}
+
+// Write implements fs.FileWriter: blocks are allocated for the range,
+// charged as writes of the volume, and the bytes written to the backing
+// file. On a nearly full volume the write is cut short to the blocks that
+// are free (ENOSPC when none is), as on a real filesystem.
+func (h *file) Write(ctx context.Context, data []byte, off int64) (written uint32, errno syscall.Errno) {
+	done := h.fs.metrics.begin(opWrite)
+	defer func() { done(int64(written), &errno) }()
+	var ext [4]extent.Extent
+	pieces, n, errno := h.fs.mapWrite(h.ino, off, int64(len(data)), ext[:0])
+	if errno != 0 {
+		return 0, errno
+	}
+	data = data[:n]
+	if errno = h.fs.chargeIO(models.Write, pieces, data, off); errno != 0 {
+		return 0, errno
+	}
+	if errno = h.fs.undo.save(h, off, int64(len(data))); errno != 0 {
+		return 0, errno
+	}
+	k, err := syscall.Pwrite(h.fd, data, off)
+	if err != nil {
+		return 0, toErrno(err)
+	}
+	return uint32(k), 0
+}
+
+// Fsync implements fs.FileFsyncer: a Flush through the model, then an
+// fsync of the backing file. What it acknowledges survives a power loss and
+// the emulator being killed.
+func (h *file) Fsync(ctx context.Context, flags uint32) (errno syscall.Errno) {
+	defer h.fs.metrics.begin(opFsync)(0, &errno)
+	if errno = toErrno(h.fs.vol.Sync()); errno != 0 {
+		return errno
+	}
+	if err := syscall.Fsync(h.fd); err != nil {
+		return toErrno(err)
+	}
+	h.fs.undo.synced(h.ino)
+	return 0
+}
+
+// Release implements fs.FileReleaser, charged as a Close.
+func (h *file) Release(ctx context.Context) (errno syscall.Errno) {
+	defer h.fs.metrics.begin(opRelease)(0, &errno)
+	cerr := h.fs.charge(models.Close)
+	if errno = h.lf.Release(ctx); errno != 0 {
+		return errno
+	}
+	return cerr
+}
+
+// Flush implements fs.FileFlusher (close(2) of one descriptor).
+func (h *file) Flush(ctx context.Context) syscall.Errno { return h.lf.Flush(ctx) }
+
+// Getattr implements fs.FileGetattrer.
+func (h *file) Getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errno {
+	return h.lf.Getattr(ctx, out)
+}
+
+// Setattr implements fs.FileSetattrer; the node frees truncated blocks.
+func (h *file) Setattr(ctx context.Context, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	return h.lf.Setattr(ctx, in, out)
+}
+
+// Lseek implements fs.FileLseeker (SEEK_DATA, SEEK_HOLE).
+func (h *file) Lseek(ctx context.Context, off uint64, whence uint32) (uint64, syscall.Errno) {
+	return h.lf.Lseek(ctx, off, whence)
+}
+
+// Allocate implements fs.FileAllocater: fallocate reserves blocks (ENOSPC
+// when they do not fit) and punching a hole frees them.
+func (h *file) Allocate(ctx context.Context, off, size uint64, mode uint32) syscall.Errno {
+	const punchHole = 0x02 // FALLOC_FL_PUNCH_HOLE
+	if mode&punchHole == 0 {
+		if _, errno := h.fs.mapRange(h.ino, int64(off), int64(size), true, nil); errno != 0 {
+			return errno
+		}
+	}
+	if errno := h.lf.Allocate(ctx, off, size, mode); errno != 0 {
+		return errno
+	}
+	if mode&punchHole != 0 {
+		h.fs.mu.Lock()
+		h.fs.alloc.Punch(h.ino, int64(off), int64(size))
+		h.fs.mu.Unlock()
+	}
+	return 0
+}

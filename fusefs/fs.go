@@ -1,0 +1,608 @@
+package fusefs
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/nasemu/nasemu/emu"
+	"github.com/nasemu/nasemu/emu/extent"
+	"github.com/nasemu/nasemu/models"
+)
+
+// BlockSize is the allocation unit of the share's extent allocator, the
+// block size of common NAS filesystems (ext4, btrfs).
+const BlockSize = 4096
+
+// Options are a filesystem's optional settings. The zero value is valid.
+type Options struct {
+	// Logger receives events worth a person's attention; nil is quiet.
+	Logger *slog.Logger
+	// Metrics, when set, records the filesystem's operations.
+	Metrics *Metrics
+	// UndoLimit bounds the undo log kept for PowerLoss (see the package
+	// documentation); 0 means 64 MiB.
+	UndoLimit int64
+	// Replacement builds the new drive that "replace N" puts in the place
+	// of failed array member N; nil makes replacing an error.
+	Replacement func(member int) (models.Device, error)
+	// Debug logs every FUSE request (go-fuse's debug output).
+	Debug bool
+	// Compensation is how much earlier than the model's completion time
+	// a request is answered, to make up for the time a request spends in
+	// the kernel and in FUSE before it reaches the model and after it is
+	// answered: with it, the latency a client measures is the model's.
+	// 0 means to measure it at mount (the round trip of an uncharged
+	// request); negative means none. It is wall time: with a time scale,
+	// it is scaled into model time.
+	Compensation time.Duration
+}
+
+// FS is an emulated share: a backing directory, served through FUSE, whose
+// operations are charged to a volume.
+type FS struct {
+	backing string
+	vol     *emu.Volume
+	log     *slog.Logger
+	metrics *Metrics
+	debug   bool
+
+	replacement  func(member int) (models.Device, error)
+	early        *earlyClock
+	compensation time.Duration // as in Options
+
+	mu    sync.Mutex // guards alloc
+	alloc *extent.Allocator
+
+	undo undoLog
+
+	server     *fuse.Server
+	mountpoint string
+	unmount    sync.Once
+	unmountErr error
+}
+
+// New returns a filesystem serving the backing directory, charging its
+// operations to a volume built on model with the given clock (nil means
+// real time). The allocator's state is loaded from the backing directory
+// and reconciled with its files.
+func New(model models.Device, clock emu.Clock, backing string, opts Options) (*FS, error) {
+	st, err := os.Stat(backing)
+	if err != nil {
+		return nil, fmt.Errorf("backing directory: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("backing directory %s: %w", backing, syscall.ENOTDIR)
+	}
+	backing, err = filepath.Abs(backing)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.UndoLimit == 0 {
+		opts.UndoLimit = 64 << 20
+	}
+	if clock == nil {
+		clock = emu.NewWallClock(1, -1)
+	}
+	early := &earlyClock{Clock: clock}
+	vol, err := emu.NewVolume(model, chargeStore{size: model.Capacity()}, emu.Options{Clock: early, Logger: opts.Logger})
+	if err != nil {
+		return nil, err
+	}
+	f := &FS{backing: backing, vol: vol, early: early, compensation: opts.Compensation, replacement: opts.Replacement, log: opts.Logger, metrics: opts.Metrics, debug: opts.Debug}
+	f.undo.limit = opts.UndoLimit
+	f.undo.files = map[uint64]*undoFile{}
+	if f.alloc, err = loadState(backing, model.Capacity(), f.log); err != nil {
+		return nil, err
+	}
+	if f.metrics != nil {
+		f.metrics.attach(f)
+	}
+	return f, nil
+}
+
+// Volume returns the volume the filesystem charges: its model, clock and
+// statistics.
+func (f *FS) Volume() *emu.Volume { return f.vol }
+
+// Backing returns the absolute path of the backing directory.
+func (f *FS) Backing() string { return f.backing }
+
+// Usage returns the modelled usable capacity and the bytes still free.
+func (f *FS) Usage() (capacity, free int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.alloc.Capacity(), f.alloc.Free()
+}
+
+// Layout returns the number of extents of the file at path (relative to
+// the backing directory) and of free runs on the volume: the file's and the
+// volume's fragmentation.
+func (f *FS) Layout(path string) (fileExtents, freeRuns int, err error) {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(filepath.Join(f.backing, path), &st); err != nil {
+		return 0, 0, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.alloc.Extents(st.Ino), f.alloc.FreeRuns(), nil
+}
+
+// charge submits a file operation to the model and waits for it.
+func (f *FS) charge(op models.Op) syscall.Errno {
+	return toErrno(f.vol.Charge(models.Request{Op: op}))
+}
+
+// mapRange returns the extents of [off, off+n) of a file, allocating holes
+// when alloc is set.
+func (f *FS) mapRange(ino uint64, off, n int64, alloc bool, dst []extent.Extent) ([]extent.Extent, syscall.Errno) {
+	f.mu.Lock()
+	ext, err := f.alloc.Map(ino, off, n, alloc, dst)
+	f.mu.Unlock()
+	return ext, toErrno(err)
+}
+
+// mapWrite allocates and returns the extents of a write of n bytes at off,
+// cut short to what fits when the volume is nearly full; it returns the
+// bytes that will be written.
+func (f *FS) mapWrite(ino uint64, off, n int64, dst []extent.Extent) ([]extent.Extent, int64, syscall.Errno) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if k := f.alloc.Fit(ino, off, n); k < n {
+		if k == 0 {
+			return dst, 0, syscall.ENOSPC
+		}
+		n = k
+	}
+	ext, err := f.alloc.Map(ino, off, n, true, dst)
+	return ext, n, toErrno(err)
+}
+
+// truncate frees a file's blocks at or beyond size.
+func (f *FS) truncate(ino uint64, size int64) {
+	f.mu.Lock()
+	f.alloc.Truncate(ino, size)
+	f.mu.Unlock()
+}
+
+// remove frees every block of a file.
+func (f *FS) remove(ino uint64) {
+	f.mu.Lock()
+	f.alloc.Remove(ino)
+	f.mu.Unlock()
+	f.undo.forget(ino)
+}
+
+// chargeIO charges a read or write of the mapped parts of ext (holes are
+// free) and waits until the model says the data has moved. buf is the
+// request's buffer, indexed by the extents' offsets relative to base. The
+// parts of a fragmented request are submitted together, as a filesystem
+// issues them, so an array serves them in parallel.
+func (f *FS) chargeIO(op models.Op, ext []extent.Extent, buf []byte, base int64) syscall.Errno {
+	mapped := 0
+	for _, e := range ext {
+		if e.Physical >= 0 {
+			mapped++
+		}
+	}
+	one := func(e extent.Extent) error {
+		p := buf[e.Logical-base : e.Logical-base+e.Length]
+		var err error
+		if op == models.Read {
+			_, err = f.vol.ReadAt(p, e.Physical)
+		} else {
+			_, err = f.vol.WriteAt(p, e.Physical)
+		}
+		return err
+	}
+	if mapped <= 1 {
+		for _, e := range ext {
+			if e.Physical >= 0 {
+				return toErrno(one(e))
+			}
+		}
+		return 0
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(ext))
+	for i, e := range ext {
+		if e.Physical < 0 {
+			continue
+		}
+		wg.Go(func() { errs[i] = one(e) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return toErrno(err)
+		}
+	}
+	return 0
+}
+
+// earlyClock answers SleepUntil a fixed time before the deadline: the
+// FUSE round trip that a request spends outside the model.
+type earlyClock struct {
+	emu.Clock
+	early atomic.Int64 // nanoseconds of model time
+}
+
+// setWall sets how early to answer, in wall time, converting it to model
+// time with the clock's time scale.
+func (c *earlyClock) setWall(d time.Duration) {
+	if s, ok := c.Clock.(interface{ Scale() float64 }); ok && s.Scale() > 0 {
+		d = time.Duration(float64(d) / s.Scale())
+	}
+	c.early.Store(int64(d))
+}
+
+// SleepUntil implements emu.Clock.
+func (c *earlyClock) SleepUntil(t time.Duration) {
+	c.Clock.SleepUntil(t - time.Duration(c.early.Load()))
+}
+
+// Unwrap returns the clock that paces the model.
+func (c *earlyClock) Unwrap() emu.Clock { return c.Clock }
+
+// Compensation returns how much earlier than the model's completion time
+// requests are answered, in model time (see Options.Compensation).
+func (f *FS) Compensation() time.Duration { return time.Duration(f.early.early.Load()) }
+
+// chargeStore is the volume's store: it keeps no bytes (they live in the
+// backing files) and leaves read buffers alone, so the volume only paces
+// and counts. It is deliberately not a conforming emu.Store.
+type chargeStore struct{ size int64 }
+
+func (s chargeStore) ReadAt(p []byte, _ int64) (int, error)  { return len(p), nil }
+func (s chargeStore) WriteAt(p []byte, _ int64) (int, error) { return len(p), nil }
+func (s chargeStore) Sync() error                            { return nil }
+func (s chargeStore) Size() int64                            { return s.size }
+func (s chargeStore) Close() error                           { return nil }
+
+// node is a file or directory of the share: go-fuse's loopback node with
+// every operation charged to the model and the allocator kept in step.
+type node struct {
+	*fs.LoopbackNode
+	fs *FS
+}
+
+var (
+	_ fs.InodeEmbedder      = (*node)(nil)
+	_ fs.NodeWrapChilder    = (*node)(nil)
+	_ fs.NodeLookuper       = (*node)(nil)
+	_ fs.NodeGetattrer      = (*node)(nil)
+	_ fs.NodeSetattrer      = (*node)(nil)
+	_ fs.NodeCreater        = (*node)(nil)
+	_ fs.NodeOpener         = (*node)(nil)
+	_ fs.NodeUnlinker       = (*node)(nil)
+	_ fs.NodeRmdirer        = (*node)(nil)
+	_ fs.NodeMkdirer        = (*node)(nil)
+	_ fs.NodeMknoder        = (*node)(nil)
+	_ fs.NodeSymlinker      = (*node)(nil)
+	_ fs.NodeLinker         = (*node)(nil)
+	_ fs.NodeRenamer        = (*node)(nil)
+	_ fs.NodeOpendirHandler = (*node)(nil)
+	_ fs.NodeStatfser       = (*node)(nil)
+	_ fs.NodeCopyFileRanger = (*node)(nil)
+)
+
+// WrapChild implements fs.NodeWrapChilder: every node of the tree is a
+// charged node.
+func (n *node) WrapChild(ctx context.Context, ops fs.InodeEmbedder) fs.InodeEmbedder {
+	if ln, ok := ops.(*fs.LoopbackNode); ok {
+		return &node{LoopbackNode: ln, fs: n.fs}
+	}
+	return ops
+}
+
+// path returns the node's path in the backing directory.
+func (n *node) path() string { return filepath.Join(n.fs.backing, n.Path(nil)) }
+
+// hidden reports whether name, in this directory, is the allocator's state
+// file, which the share does not show.
+func (n *node) hidden(name string) bool { return strings.HasPrefix(name, StateFile) && n.IsRoot() }
+
+// Lookup implements fs.NodeLookuper, charged as a Stat.
+func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (_ *fs.Inode, errno syscall.Errno) {
+	defer n.fs.metrics.begin(opLookup)(0, &errno)
+	if n.hidden(name) {
+		return nil, syscall.ENOENT
+	}
+	if errno = n.fs.charge(models.Stat); errno != 0 {
+		return nil, errno
+	}
+	return n.LoopbackNode.Lookup(ctx, name, out)
+}
+
+// Getattr implements fs.NodeGetattrer, charged as a Stat.
+func (n *node) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut) (errno syscall.Errno) {
+	defer n.fs.metrics.begin(opGetattr)(0, &errno)
+	if errno = n.fs.charge(models.Stat); errno != 0 {
+		return errno
+	}
+	return n.LoopbackNode.Getattr(ctx, fh, out)
+}
+
+// Setattr implements fs.NodeSetattrer, charged as a Stat (SMB's set-info
+// costs what a query does); a truncation frees the blocks past the new
+// size.
+func (n *node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) (errno syscall.Errno) {
+	defer n.fs.metrics.begin(opSetattr)(0, &errno)
+	if errno = n.fs.charge(models.Stat); errno != 0 {
+		return errno
+	}
+	if errno = n.LoopbackNode.Setattr(ctx, fh, in, out); errno != 0 {
+		return errno
+	}
+	if size, ok := in.GetSize(); ok {
+		n.fs.truncate(out.Ino, int64(size))
+	}
+	return 0
+}
+
+// Create implements fs.NodeCreater, charged as a Create.
+func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out *fuse.EntryOut) (inode *fs.Inode, fh fs.FileHandle, fuseFlags uint32, errno syscall.Errno) {
+	defer n.fs.metrics.begin(opCreate)(0, &errno)
+	if n.hidden(name) {
+		return nil, nil, 0, syscall.EPERM
+	}
+	if errno = n.fs.charge(models.Create); errno != 0 {
+		return nil, nil, 0, errno
+	}
+	inode, lfh, _, errno := n.LoopbackNode.Create(ctx, name, backingFlags(flags), mode, out)
+	if errno != 0 {
+		return nil, nil, 0, errno
+	}
+	ino := out.Attr.Ino // the backing inode number, before go-fuse renumbers it
+	if flags&syscall.O_TRUNC != 0 {
+		n.fs.truncate(ino, 0)
+	}
+	h := n.fs.newFile(lfh.(*fs.LoopbackFile), ino, inode)
+	return inode, h, openFlags(flags), 0
+}
+
+// Open implements fs.NodeOpener, charged as an Open.
+func (n *node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFlags uint32, errno syscall.Errno) {
+	defer n.fs.metrics.begin(opOpen)(0, &errno)
+	if errno = n.fs.charge(models.Open); errno != 0 {
+		return nil, 0, errno
+	}
+	lfh, _, errno := n.LoopbackNode.Open(ctx, backingFlags(flags))
+	if errno != 0 {
+		return nil, 0, errno
+	}
+	lf := lfh.(*fs.LoopbackFile)
+	var out fuse.AttrOut
+	if errno = lf.Getattr(ctx, &out); errno != 0 {
+		lf.Release(ctx)
+		return nil, 0, errno
+	}
+	if flags&syscall.O_TRUNC != 0 {
+		n.fs.truncate(out.Ino, 0)
+	}
+	return n.fs.newFile(lf, out.Ino, n.EmbeddedInode()), openFlags(flags), 0
+}
+
+// openFlags returns the FUSE open flags for a client's open flags: O_DIRECT
+// bypasses the client's page cache, so every read reaches the model.
+func openFlags(flags uint32) uint32 {
+	if flags&syscall.O_DIRECT != 0 {
+		return fuse.FOPEN_DIRECT_IO
+	}
+	return 0
+}
+
+// backingFlags returns the flags to open a backing file with. O_DIRECT is
+// the client's wish to bypass its own cache (honoured with
+// FOPEN_DIRECT_IO); the backing file is only where the bytes are kept, and
+// reaching it through the host's disk would add the host disk's latency to
+// the model's.
+func backingFlags(flags uint32) uint32 { return flags &^ syscall.O_DIRECT }
+
+// lstatChild returns the backing attributes of a child, or ok false when it
+// does not exist.
+func (n *node) lstatChild(name string) (st syscall.Stat_t, ok bool) {
+	err := syscall.Lstat(filepath.Join(n.path(), name), &st)
+	return st, err == nil
+}
+
+// lastLink reports whether removing a name with these attributes frees the
+// file's data.
+func lastLink(st syscall.Stat_t) bool {
+	return st.Mode&syscall.S_IFMT == syscall.S_IFREG && st.Nlink == 1
+}
+
+// Unlink implements fs.NodeUnlinker, charged as a Remove; the last link's
+// removal frees the file's blocks.
+func (n *node) Unlink(ctx context.Context, name string) (errno syscall.Errno) {
+	defer n.fs.metrics.begin(opUnlink)(0, &errno)
+	if n.hidden(name) {
+		return syscall.ENOENT
+	}
+	if errno = n.fs.charge(models.Remove); errno != 0 {
+		return errno
+	}
+	st, ok := n.lstatChild(name)
+	if errno = n.LoopbackNode.Unlink(ctx, name); errno != 0 {
+		return errno
+	}
+	if ok && lastLink(st) {
+		n.fs.remove(st.Ino)
+	}
+	return 0
+}
+
+// Rmdir implements fs.NodeRmdirer, charged as a Remove.
+func (n *node) Rmdir(ctx context.Context, name string) (errno syscall.Errno) {
+	defer n.fs.metrics.begin(opRmdir)(0, &errno)
+	if errno = n.fs.charge(models.Remove); errno != 0 {
+		return errno
+	}
+	return n.LoopbackNode.Rmdir(ctx, name)
+}
+
+// Mkdir implements fs.NodeMkdirer, charged as a Create.
+func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (_ *fs.Inode, errno syscall.Errno) {
+	defer n.fs.metrics.begin(opMkdir)(0, &errno)
+	if n.hidden(name) {
+		return nil, syscall.EEXIST
+	}
+	if errno = n.fs.charge(models.Create); errno != 0 {
+		return nil, errno
+	}
+	return n.LoopbackNode.Mkdir(ctx, name, mode, out)
+}
+
+// Mknod implements fs.NodeMknoder, charged as a Create.
+func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if n.hidden(name) {
+		return nil, syscall.EEXIST
+	}
+	if errno := n.fs.charge(models.Create); errno != 0 {
+		return nil, errno
+	}
+	return n.LoopbackNode.Mknod(ctx, name, mode, rdev, out)
+}
+
+// Symlink implements fs.NodeSymlinker, charged as a Create.
+func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if n.hidden(name) {
+		return nil, syscall.EEXIST
+	}
+	if errno := n.fs.charge(models.Create); errno != 0 {
+		return nil, errno
+	}
+	return n.LoopbackNode.Symlink(ctx, target, name, out)
+}
+
+// Link implements fs.NodeLinker, charged as a Create.
+func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if n.hidden(name) {
+		return nil, syscall.EEXIST
+	}
+	if errno := n.fs.charge(models.Create); errno != 0 {
+		return nil, errno
+	}
+	if t, ok := target.(*node); ok {
+		target = t.LoopbackNode
+	}
+	return n.LoopbackNode.Link(ctx, target, name, out)
+}
+
+// Rename implements fs.NodeRenamer, charged as an Open and a Close (a
+// protocol renames an open handle). A replaced file's blocks are freed.
+func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) (errno syscall.Errno) {
+	defer n.fs.metrics.begin(opRename)(0, &errno)
+	np, ok := newParent.(*node)
+	if !ok {
+		return syscall.EXDEV
+	}
+	if n.hidden(name) || np.hidden(newName) {
+		return syscall.EPERM
+	}
+	if errno = n.fs.charge(models.Open); errno != 0 {
+		return errno
+	}
+	src, _ := n.lstatChild(name)
+	dst, replaced := np.lstatChild(newName)
+	if errno = n.LoopbackNode.Rename(ctx, name, np.LoopbackNode, newName, flags); errno != 0 {
+		return errno
+	}
+	const renameExchange = 0x2
+	if replaced && flags&renameExchange == 0 && dst.Ino != src.Ino && lastLink(dst) {
+		n.fs.remove(dst.Ino)
+	}
+	return n.fs.charge(models.Close)
+}
+
+// OpendirHandle implements fs.NodeOpendirHandler, charged as an Open; the
+// root's listing hides the allocator's state file.
+func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFlags uint32, errno syscall.Errno) {
+	defer n.fs.metrics.begin(opOpendir)(0, &errno)
+	if errno = n.fs.charge(models.Open); errno != 0 {
+		return nil, 0, errno
+	}
+	ds, errno := fs.NewLoopbackDirStream(n.path())
+	if errno != 0 {
+		return nil, 0, errno
+	}
+	return &dirHandle{DirStream: ds, hide: n.IsRoot()}, 0, 0
+}
+
+// Statfs implements fs.NodeStatfser: the modelled usable capacity and the
+// allocator's free space; inode figures come from the backing filesystem.
+func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) (errno syscall.Errno) {
+	defer n.fs.metrics.begin(opStatfs)(0, &errno)
+	var s syscall.Statfs_t
+	if err := syscall.Statfs(n.fs.backing, &s); err != nil {
+		return toErrno(err)
+	}
+	out.FromStatfsT(&s)
+	capacity, free := n.fs.Usage()
+	out.Bsize, out.Frsize = BlockSize, BlockSize
+	out.Blocks = uint64(capacity / BlockSize)
+	out.Bfree = uint64(free / BlockSize)
+	out.Bavail = out.Bfree
+	return 0
+}
+
+// CopyFileRange implements fs.NodeCopyFileRanger by declining: the kernel
+// then copies with reads and writes, which are charged.
+func (n *node) CopyFileRange(ctx context.Context, fhIn fs.FileHandle, offIn uint64, out *fs.Inode, fhOut fs.FileHandle, offOut uint64, length uint64, flags uint64) (uint32, syscall.Errno) {
+	return 0, syscall.ENOTSUP
+}
+
+// dirHandle is a directory listing that can hide the state file.
+type dirHandle struct {
+	fs.DirStream
+	hide bool
+}
+
+var (
+	_ fs.FileReaddirenter = (*dirHandle)(nil)
+	_ fs.FileSeekdirer    = (*dirHandle)(nil)
+	_ fs.FileReleasedirer = (*dirHandle)(nil)
+	_ fs.FileFsyncdirer   = (*dirHandle)(nil)
+)
+
+// Readdirent implements fs.FileReaddirenter.
+func (d *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
+	for {
+		de, errno := d.DirStream.(fs.FileReaddirenter).Readdirent(ctx)
+		if d.hide && de != nil && strings.HasPrefix(de.Name, StateFile) {
+			continue
+		}
+		return de, errno
+	}
+}
+
+// Seekdir implements fs.FileSeekdirer.
+func (d *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
+	return d.DirStream.(fs.FileSeekdirer).Seekdir(ctx, off)
+}
+
+// Releasedir implements fs.FileReleasedirer.
+func (d *dirHandle) Releasedir(ctx context.Context, flags uint32) {
+	d.DirStream.(fs.FileReleasedirer).Releasedir(ctx, flags)
+}
+
+// Fsyncdir implements fs.FileFsyncdirer.
+func (d *dirHandle) Fsyncdir(ctx context.Context, flags uint32) syscall.Errno {
+	return d.DirStream.(fs.FileFsyncdirer).Fsyncdir(ctx, flags)
+}
+
+// entryTimeout is how long the kernel may cache names and attributes: a
+// second, as SMB clients cache attributes.
+const entryTimeout = time.Second

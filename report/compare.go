@@ -1,0 +1,235 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nasemu/nasemu/bench"
+)
+
+// Facts are what a target offers apart from speed, for comparisons. A
+// zero field is unknown and shows as "-" (Tolerates is a pointer because
+// 0 drives is a fact).
+type Facts struct {
+	UsableBytes int64         `json:"usable_bytes,omitempty"` // what the setup offers after RAID
+	Tolerates   *int          `json:"drives_tolerated,omitempty"`
+	Rebuild     time.Duration `json:"rebuild_ns,omitempty"` // replacing one failed drive, idle array
+	PriceUSD    float64       `json:"price_usd,omitempty"`  // of the system and drives, where the catalog has them
+}
+
+// FactSource is the optional capability of a target (or of what resolves
+// it) to say what it offers apart from speed.
+type FactSource interface {
+	Facts() Facts
+}
+
+// Run is one target's part of a comparison.
+type Run struct {
+	Report *bench.Report `json:"report"`
+	Facts  Facts         `json:"facts"`
+}
+
+// Comparison is the same workload run on several targets. Ratios are
+// against the first target.
+type Comparison struct {
+	Workload string `json:"workload"` // the suite's name, or the job file
+	Runs     []Run  `json:"runs"`
+}
+
+// WriteFormat writes the comparison as "table", "json" or "csv".
+func (c *Comparison) WriteFormat(w io.Writer, format string) error {
+	switch format {
+	case "table":
+		return c.WriteTable(w)
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(c)
+	case "csv":
+		return c.WriteCSV(w)
+	}
+	return fmt.Errorf("unknown format %q (known: %s)", format, strings.Join(bench.Formats, ", "))
+}
+
+// Rows returns the comparison as a table for people: a header row of
+// targets, then one row per fact and per job and metric, each cell the
+// target's value with its ratio against the first target's.
+func (c *Comparison) Rows() [][]string {
+	header := []string{""}
+	for _, r := range c.Runs {
+		header = append(header, r.Report.Target)
+	}
+	rows := [][]string{header}
+	fact := func(name string, get func(Facts) string) {
+		row := []string{name}
+		for _, r := range c.Runs {
+			row = append(row, get(r.Facts))
+		}
+		rows = append(rows, row)
+	}
+	fact("usable capacity", func(f Facts) string { return bytesString(f.UsableBytes) })
+	fact("drives tolerated to fail", func(f Facts) string {
+		if f.Tolerates == nil {
+			return "-"
+		}
+		return strconv.Itoa(*f.Tolerates)
+	})
+	fact("rebuild time", func(f Facts) string { return durationString(f.Rebuild) })
+	fact("price", func(f Facts) string {
+		if f.PriceUSD <= 0 {
+			return "-"
+		}
+		return "$" + strconv.FormatFloat(f.PriceUSD, 'f', 0, 64)
+	})
+	if len(c.Runs) == 0 {
+		return rows
+	}
+	metrics := []struct {
+		unit string
+		get  func(bench.Result) float64
+	}{
+		{"MB/s", func(x bench.Result) float64 { return x.MBps }},
+		{"IOPS", func(x bench.Result) float64 { return x.IOPS }},
+		{"p99 µs", func(x bench.Result) float64 { return x.Lat.P99 }},
+	}
+	for j, x := range c.Runs[0].Report.Results {
+		for _, m := range metrics {
+			row := []string{x.Name + " " + m.unit}
+			base := m.get(x)
+			for i, r := range c.Runs {
+				if j >= len(r.Report.Results) {
+					row = append(row, "-")
+					continue
+				}
+				v := m.get(r.Report.Results[j])
+				cell := Number(v)
+				if i > 0 && base > 0 {
+					cell += " (" + ratioString(v/base) + ")"
+				}
+				row = append(row, cell)
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+// WriteTable writes the comparison side by side, targets as columns.
+func (c *Comparison) WriteTable(w io.Writer) error {
+	fmt.Fprintf(w, "comparison of %s on %d targets; ratios against %s\n", c.Workload, len(c.Runs), c.first())
+	for _, r := range c.Runs {
+		if r.Report.Description != "" {
+			fmt.Fprintf(w, "  %s: %s\n", r.Report.Target, r.Report.Description)
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	for i, row := range c.Rows() {
+		if i == 0 {
+			row[0] = strings.ToUpper(c.Workload)
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	return tw.Flush()
+}
+
+func (c *Comparison) first() string {
+	if len(c.Runs) == 0 {
+		return "-"
+	}
+	return c.Runs[0].Report.Target
+}
+
+// WriteCSV writes one row per target and job, with the target's facts
+// and the job's ratios against the first target.
+func (c *Comparison) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"target", "usable_bytes", "drives_tolerated", "rebuild_s", "price_usd", "name", "rw", "bs",
+		"iodepth", "numjobs", "iops", "mbps", "lat_mean_us", "lat_p99_us", "iops_ratio", "mbps_ratio"})
+	for _, r := range c.Runs {
+		f := r.Facts
+		tol := ""
+		if f.Tolerates != nil {
+			tol = strconv.Itoa(*f.Tolerates)
+		}
+		for j, x := range r.Report.Results {
+			iopsRatio, mbpsRatio := "", ""
+			if base := c.Runs[0].Report.Results; j < len(base) {
+				iopsRatio, mbpsRatio = ratioCSV(x.IOPS, base[j].IOPS), ratioCSV(x.MBps, base[j].MBps)
+			}
+			_ = cw.Write([]string{r.Report.Target, optInt(f.UsableBytes), tol, optFloat(f.Rebuild.Seconds()), optFloat(f.PriceUSD),
+				x.Name, x.RW, strconv.FormatInt(x.BS, 10), strconv.Itoa(x.IODepth), strconv.Itoa(x.NumJobs),
+				ftoa(x.IOPS), ftoa(x.MBps), ftoa(x.Lat.Mean), ftoa(x.Lat.P99), iopsRatio, mbpsRatio})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
+
+func optInt(v int64) string {
+	if v == 0 {
+		return ""
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+func optFloat(v float64) string {
+	if v == 0 {
+		return ""
+	}
+	return ftoa(v)
+}
+
+func ratioCSV(v, base float64) string {
+	if base <= 0 {
+		return ""
+	}
+	return strconv.FormatFloat(v/base, 'f', 4, 64)
+}
+
+// ratioString formats a ratio: "14.3×", "2.41×", "0.13×", "0.0027×".
+func ratioString(r float64) string {
+	switch {
+	case r >= 10:
+		return strconv.FormatFloat(r, 'f', 1, 64) + "×"
+	case r >= 0.1 || r == 0:
+		return strconv.FormatFloat(r, 'f', 2, 64) + "×"
+	}
+	return strconv.FormatFloat(r, 'g', 2, 64) + "×"
+}
+
+// bytesString formats a capacity in decimal units, as drives are sold.
+func bytesString(b int64) string {
+	switch {
+	case b <= 0:
+		return "-"
+	case b >= 1e12:
+		return strconv.FormatFloat(float64(b)/1e12, 'f', 2, 64) + " TB"
+	case b >= 1e9:
+		return strconv.FormatFloat(float64(b)/1e9, 'f', 1, 64) + " GB"
+	}
+	return strconv.FormatFloat(float64(b)/1e6, 'f', 0, 64) + " MB"
+}
+
+// durationString formats a long duration in hours and minutes.
+func durationString(d time.Duration) string {
+	if d <= 0 {
+		return "-"
+	}
+	if d < time.Hour {
+		return d.Round(time.Second).String()
+	}
+	h := int(d / time.Hour)
+	m := int((d % time.Hour).Round(time.Minute) / time.Minute)
+	if m == 60 {
+		h, m = h+1, 0
+	}
+	return fmt.Sprintf("%dh%02dm", h, m)
+}
