@@ -43,7 +43,20 @@ type Result struct {
 	Files   int64    `json:"files"`
 	BSSplit string   `json:"bssplit,omitempty"`
 	Series  []Second `json:"-"` // written by WriteDir as CSV
+	// LatHist is the measured latency distribution in log-spaced bins
+	// (LatBinsPerDecade per decade), for charts.
+	LatHist []LatBin `json:"-"`
 }
+
+// LatBin is one bin of a latency histogram: Count I/Os took at least
+// From and less than To microseconds.
+type LatBin struct {
+	From, To float64
+	Count    int64
+}
+
+// LatBinsPerDecade is the resolution of Result.LatHist.
+const LatBinsPerDecade = 20
 
 // Latency holds latency figures in microseconds.
 type Latency struct {

@@ -1,10 +1,31 @@
 package bench
 
 import (
+	"math"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
+
+// latHist merges the HDR histogram's buckets into LatBinsPerDecade
+// log-spaced bins (µs), dropping empty ones.
+func (c *collector) latHist() []LatBin {
+	var bins []LatBin
+	for _, b := range c.hist.Distribution() {
+		if b.Count == 0 {
+			continue
+		}
+		us := float64(max(b.From, histMin)) / 1e3
+		k := math.Floor(math.Log10(us) * LatBinsPerDecade)
+		from, to := math.Pow(10, k/LatBinsPerDecade), math.Pow(10, (k+1)/LatBinsPerDecade)
+		if n := len(bins); n > 0 && bins[n-1].From == from {
+			bins[n-1].Count += b.Count
+			continue
+		}
+		bins = append(bins, LatBin{From: from, To: to, Count: b.Count})
+	}
+	return bins
+}
 
 // Latencies are recorded in nanoseconds from 1 ns to an hour with three
 // significant digits: percentiles are exact to 0.1 %.
@@ -98,6 +119,7 @@ func (c *collector) result(j *Job) Result {
 			Max:  us(int64(c.latMax)),
 		}
 	}
+	r.LatHist = c.latHist()
 	for i := range r.Series {
 		if s := &r.Series[i]; s.IOs > 0 {
 			s.LatMean = s.latSum / float64(s.IOs) / 1e3

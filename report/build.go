@@ -108,32 +108,29 @@ func latencyChart(name string, x bench.Result) (Chart, bool) {
 		cdf.X = append(cdf.X, lat[i])
 		cdf.Y = append(cdf.Y, q.q*100)
 	}
-	hist := Series{Label: x.Name, X: []float64{lat[0]}}
-	share := 0.0 // of I/Os not yet in a bin, percent
-	for i := 1; i < len(lat); i++ {
-		lo, hi := hist.X[len(hist.X)-1], lat[i]
-		share += (quantiles[i].q - quantiles[i-1].q) * 100
-		if hi <= lo*1.001 {
-			if i < len(lat)-1 {
-				continue // equal percentiles: their share goes to the next bin
-			}
-			hi = lo * 1.01 // all the rest at one latency: a narrow bin
+	hist := Series{Label: x.Name}
+	for _, b := range x.LatHist {
+		switch {
+		case len(hist.X) == 0:
+			hist.X = append(hist.X, b.From)
+		case b.From != hist.X[len(hist.X)-1]: // an empty stretch between bins
+			hist.X = append(hist.X, b.From)
+			hist.Y = append(hist.Y, 0)
 		}
-		hist.X = append(hist.X, hi)
-		hist.Y = append(hist.Y, share/math.Log10(hi/lo))
-		share = 0
+		hist.X = append(hist.X, b.To)
+		hist.Y = append(hist.Y, 100*float64(b.Count)/float64(x.IOs))
 	}
 	panels := []Panel{{Kind: Lines, Title: "cumulative share of I/Os", XLabel: "latency (µs)", YLabel: "% of I/Os at or below",
 		LogX: true, Series: []Series{cdf}}}
 	if len(hist.Y) > 0 {
-		panels = append(panels, Panel{Kind: Steps, Title: "histogram of the slower half, from the percentiles",
-			XLabel: "latency (µs)", YLabel: "% of I/Os per decade", LogX: true, LogY: true, Series: []Series{hist}})
+		panels = append(panels, Panel{Kind: Steps, Title: "histogram",
+			XLabel: "latency (µs)", YLabel: fmt.Sprintf("%% of I/Os per 1/%d decade", bench.LatBinsPerDecade), LogX: true, Series: []Series{hist}})
 	}
 	return Chart{
 		Name: name + "-latency", Title: x.Name, Panels: panels,
 		Note: fmt.Sprintf("Latency from issue to completion: p50 %s µs, p90 %s, p99 %s, p99.9 %s, max %s; mean %s µs. "+
-			"The histogram spreads the I/Os between two percentiles evenly over log latency.",
-			Number(x.Lat.P50), Number(x.Lat.P90), Number(x.Lat.P99), Number(x.Lat.P999), Number(x.Lat.Max), Number(x.Lat.Mean)),
+			"The histogram is measured, in %d log-spaced bins per decade.",
+			Number(x.Lat.P50), Number(x.Lat.P90), Number(x.Lat.P99), Number(x.Lat.P999), Number(x.Lat.Max), Number(x.Lat.Mean), bench.LatBinsPerDecade),
 	}, true
 }
 

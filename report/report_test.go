@@ -171,11 +171,27 @@ func TestChartsMatchResults(t *testing.T) {
 		}
 		h := lc.Panels[1].Series[0]
 		share := 0.0
-		for k, y := range h.Y {
-			share += y * math.Log10(h.X[k+1]/h.X[k])
+		for _, y := range h.Y {
+			share += y
 		}
-		if math.Abs(share-50) > 0.01 {
-			t.Errorf("%s: histogram holds %.3f %% of I/Os, want the slower 50 %%", x.Name, share)
+		if math.Abs(share-100) > 0.01 {
+			t.Errorf("%s: histogram holds %.3f %% of I/Os, want all of them", x.Name, share)
+		}
+		// Every bin is 1/LatBinsPerDecade of a decade, and the bins
+		// around the median hold it.
+		for k := range h.Y {
+			if w := math.Log10(h.X[k+1] / h.X[k]); h.Y[k] > 0 && math.Abs(w*bench.LatBinsPerDecade-1) > 1e-6 {
+				t.Errorf("%s: bin %d spans %.4f decades", x.Name, k, w)
+			}
+		}
+		below := 0.0
+		for k, y := range h.Y {
+			if h.X[k+1] <= x.Lat.P50*(1+1e-9) {
+				below += y
+			}
+		}
+		if below > 50+0.01 {
+			t.Errorf("%s: %.2f %% of I/Os in bins below p50 %g µs", x.Name, below, x.Lat.P50)
 		}
 	}
 }
