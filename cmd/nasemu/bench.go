@@ -9,6 +9,7 @@ import (
 
 	"github.com/nasemu/nasemu"
 	"github.com/nasemu/nasemu/bench"
+	"github.com/nasemu/nasemu/iscsi"
 	"github.com/nasemu/nasemu/models"
 	"github.com/nasemu/nasemu/models/catalog"
 	"github.com/nasemu/nasemu/models/setup"
@@ -53,7 +54,7 @@ func resolveCatalogDrive(name string, seed uint64) (bench.SimSetup, error) {
 
 // targets returns the registry of target schemes.
 func targets() *bench.Registry {
-	return bench.NewRegistry(bench.PathFactory(), bench.SimFactory(simResolver), smb.Factory())
+	return bench.NewRegistry(bench.PathFactory(), bench.SimFactory(simResolver), smb.Factory(), iscsi.BenchFactory())
 }
 
 func runBench(args []string, stdout, stderr io.Writer) error {

@@ -33,6 +33,7 @@ var commands = map[string]command{
 	"mount":   {"mount an emulated NAS share (FUSE) over a backing directory", runMount},
 	"nas":     {"serve an emulated NAS share over SMB (FUSE volume + managed smbd on loopback)", runNas},
 	"ctl":     {"control a running emulator: status, fail/replace a drive, power loss", runCtl},
+	"iscsi":   {"serve an emulated LUN over iSCSI", runISCSI},
 }
 
 // usageError marks bad usage or bad input: exit status 2.

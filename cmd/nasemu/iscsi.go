@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nasemu/nasemu"
+	"github.com/nasemu/nasemu/emu"
+	"github.com/nasemu/nasemu/iscsi"
+	"github.com/nasemu/nasemu/iscsi/scsi"
+	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/fixed"
+)
+
+func runISCSI(args []string, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return serveISCSI(ctx, args, stderr, nil)
+}
+
+// freeSetup is the --setup value of a zero-cost LUN: the emulator's own
+// overhead, for comparisons with other targets.
+const freeSetup = "free"
+
+// serveISCSI serves an emulated LUN until ctx is done. ready, when not
+// nil, receives the listening address (for tests).
+func serveISCSI(ctx context.Context, args []string, stderr io.Writer, ready chan<- string) error {
+	fs := newFlags("iscsi", "--setup SETUP --backing FILE [--listen 127.0.0.1:3260] [--iqn IQN] [--chap-user U --chap-secret-file F]", stderr)
+	setupName := fs.String("setup", "", "the modelled NAS: a built-in setup's name, a YAML file, or \"free\" (no cost; needs --size)")
+	backing := fs.String("backing", "", "file that holds the LUN's bytes (created sparse; kept across runs)")
+	listen := fs.String("listen", "127.0.0.1:3260", "address to listen on (only this one)")
+	iqn := fs.String("iqn", iscsi.DefaultIQN, "target name")
+	chapUser := fs.String("chap-user", "", "require CHAP with this user name")
+	chapFile := fs.String("chap-secret-file", "", "file holding the CHAP secret (12 to 255 bytes; a trailing newline is dropped)")
+	size := fs.String("size", "", "LUN size: the first SIZE bytes of the setup's volume (required for --setup free)")
+	blockSize := fs.Int("block-size", 512, "logical block size in bytes")
+	scale := fs.Float64("time-scale", 1, "run the model F times slower than real time")
+	seed := fs.Uint64("seed", 1, "seed of the model's random choices")
+	verbose := fs.Bool("verbose", false, "log logins and logouts too")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usagef("unexpected arguments %q", fs.Args())
+	case *setupName == "":
+		return usagef("--setup is required")
+	case *backing == "":
+		return usagef("--backing is required")
+	case *scale <= 0:
+		return usagef("--time-scale must be positive, got %v", *scale)
+	case (*chapUser == "") != (*chapFile == ""):
+		return usagef("--chap-user and --chap-secret-file go together")
+	}
+	var limit int64
+	if *size != "" {
+		b, err := models.ParseBytes(*size)
+		if err != nil || b == 0 {
+			return usagef("--size: %v", errors.Join(err, errors.New("want a positive size")))
+		}
+		limit = int64(b)
+	}
+	var model models.Device
+	desc := *setupName
+	if *setupName == freeSetup {
+		if limit == 0 {
+			return usagef("--setup free needs --size")
+		}
+		d, err := fixed.New(fixed.Config{Capacity: limit, Units: 1 << 10})
+		if err != nil {
+			return usageError{err}
+		}
+		model = d
+	} else {
+		s, err := nasemu.LoadSetup(*setupName)
+		if err != nil {
+			return usageError{err}
+		}
+		if model, err = s.Build(*seed); err != nil {
+			return usageError{err}
+		}
+		desc = s.Name
+	}
+	if limit > 0 && limit < model.Capacity() {
+		model = iscsi.Truncate(model, limit)
+	}
+	var chap *iscsi.CHAP
+	if *chapUser != "" {
+		secret, err := os.ReadFile(*chapFile)
+		if err != nil {
+			return usagef("--chap-secret-file: %v", err)
+		}
+		chap = &iscsi.CHAP{User: *chapUser, Secret: strings.TrimRight(string(secret), "\r\n")}
+	}
+	level := slog.LevelWarn
+	if *verbose {
+		level = slog.LevelInfo
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	store, err := emu.OpenFileStore(*backing, model.Capacity())
+	if err != nil {
+		return usagef("--backing: %v", err)
+	}
+	vol, err := emu.NewVolume(model, store, emu.Options{Clock: emu.NewWallClock(*scale, -1), Logger: log})
+	if err != nil {
+		store.Close()
+		return err
+	}
+	defer vol.Close()
+	lu, err := scsi.New(vol, scsi.Config{BlockSize: *blockSize, ID: iscsi.LUNID(*iqn, 0), Logger: log})
+	if err != nil {
+		return usageError{err}
+	}
+	tg, err := iscsi.NewTarget(iscsi.TargetConfig{IQN: *iqn, Alias: desc, LU: lu, CHAP: chap, Logger: log})
+	if err != nil {
+		return usageError{err}
+	}
+	l, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return usagef("--listen %s: %v", *listen, err)
+	}
+	fmt.Fprintf(stderr, "nasemu iscsi: %s (%s, %d-byte blocks) at %s as %s\n",
+		desc, models.Bytes(model.Capacity()), *blockSize, l.Addr(), *iqn)
+	if ready != nil {
+		ready <- l.Addr().String()
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- tg.Serve(l) }()
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(stderr, "nasemu iscsi: stopping")
+	case err := <-errc:
+		tg.Close()
+		return err
+	}
+	done := make(chan struct{})
+	go func() { tg.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		return errors.New("sessions did not end within 10 s")
+	}
+	return vol.Sync()
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package iscsi
+
+const raceDetector = false
