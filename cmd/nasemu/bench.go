@@ -59,7 +59,7 @@ func targets() *bench.Registry {
 
 func runBench(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench", "--target TARGET (--suite NAME | --job FILE.fio) [--format table|json|csv] [--out DIR] [--seed N]", stderr)
-	target := fs.String("target", "", "where the I/O goes: sim:SETUP, or a path (directory, file or block device)")
+	target := fs.String("target", "", "where the I/O goes: sim:SETUP, a path (directory, file or block device), smb://USER@HOST:PORT/SHARE[/DIR] or iscsi://HOST:PORT/IQN/LUN")
 	suite := fs.String("suite", "", "a suite: "+joinNames(bench.SuiteNames())+" (see --list-suites)")
 	jobFile := fs.String("job", "", "a fio job file")
 	format := fs.String("format", "table", "output format: "+strings.Join(bench.Formats, ", "))
