@@ -408,8 +408,15 @@ func openFlags(flags uint32) uint32 {
 // the client's wish to bypass its own cache (honoured with
 // FOPEN_DIRECT_IO); the backing file is only where the bytes are kept, and
 // reaching it through the host's disk would add the host disk's latency to
-// the model's.
-func backingFlags(flags uint32) uint32 { return flags &^ syscall.O_DIRECT }
+// the model's. A write-only open is widened to read-write: the power-loss
+// undo log reads the old bytes of every range before it is overwritten.
+func backingFlags(flags uint32) uint32 {
+	flags &^= syscall.O_DIRECT
+	if flags&syscall.O_ACCMODE == syscall.O_WRONLY {
+		flags = flags&^syscall.O_ACCMODE | syscall.O_RDWR
+	}
+	return flags
+}
 
 // lstatChild returns the backing attributes of a child, or ok false when it
 // does not exist.

@@ -107,6 +107,45 @@ func TestPOSIX(t *testing.T) {
 		}
 	})
 
+	// fio lays out files this way: open write-only, fallocate, ftruncate,
+	// then overwrite (the undo log must still read the old bytes).
+	t.Run("write-only-overwrite", func(t *testing.T) {
+		old, patch := randBytes(5, 3*BlockSize), randBytes(6, 100)
+		f, err := os.Create(s.path("w"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(old); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Sync(); err != nil { // the undo log forgets synced data
+			t.Fatal(err)
+		}
+		f.Close()
+		f, err = os.OpenFile(s.path("w"), os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Fallocate(int(f.Fd()), 0, 0, 4*BlockSize); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Truncate(4 * BlockSize); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt(patch, BlockSize+10); err != nil {
+			t.Fatalf("overwrite through a write-only descriptor: %v", err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		want := append(append([]byte(nil), old...), make([]byte, BlockSize)...)
+		copy(want[BlockSize+10:], patch)
+		if !bytes.Equal(mustRead(t, s.path("w")), want) {
+			t.Fatal("read back differs")
+		}
+		os.Remove(s.path("w"))
+	})
+
 	t.Run("rename", func(t *testing.T) {
 		a, b := randBytes(3, 50_000), randBytes(4, 70_000)
 		os.WriteFile(s.path("r1"), a, 0o644)
