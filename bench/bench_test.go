@@ -542,3 +542,38 @@ func TestWallRate(t *testing.T) {
 		t.Errorf("%.1f IOPS at rate_iops=400", r.IOPS)
 	}
 }
+
+// dying is a device that fails every request from a given time on, like a
+// server that goes away in the middle of a run.
+type dying struct {
+	models.Device
+	from time.Duration
+}
+
+func (d dying) Submit(at time.Duration, r models.Request) (time.Duration, error) {
+	if at >= d.from {
+		return at, fmt.Errorf("%w: gone", models.ErrFailed)
+	}
+	return d.Device.Submit(at, r)
+}
+
+// When a later job group fails, Run keeps the results of the groups that
+// finished and returns them with the error.
+func TestPartialResultsKept(t *testing.T) {
+	dev, err := fixed.New(fixed.Config{Capacity: 1 << 30, Read: 100 * time.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := ParseFio("partial.fio", strings.NewReader(
+		"[global]\nrw=randread\nbs=4k\nsize=64m\nruntime=1\ntime_based=1\n[first]\n[second]\nstonewall\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(NewSim("sim:dying", SimSetup{Device: dying{dev, 1500 * time.Millisecond}}), jobs, Options{Seed: 1})
+	if err == nil || !errors.Is(err, models.ErrFailed) {
+		t.Fatalf("Run = %v, want the device's failure", err)
+	}
+	if rep == nil || len(rep.Results) != 1 || rep.Results[0].Name != "first" || rep.Results[0].IOs == 0 {
+		t.Fatalf("partial report %+v, want the first job's results", rep)
+	}
+}

@@ -24,7 +24,9 @@ type Options struct {
 
 // Run runs jobs against t and returns the report. Jobs run in groups:
 // a job with Stonewall (and the first job) starts a group; the jobs of a
-// group run at the same time, groups one after another.
+// group run at the same time, groups one after another. When a group fails
+// (a server that goes away mid-run), Run returns the report of the groups
+// that finished together with the error.
 func Run(t Target, jobs []Job, opt Options) (*Report, error) {
 	jobs = append([]Job(nil), jobs...)
 	for i := range jobs {
@@ -44,7 +46,10 @@ func Run(t Target, jobs []Job, opt Options) (*Report, error) {
 		}
 		res, err := runGroup(t, jobs[lo:hi], lo, opt.Seed)
 		if err != nil {
-			return nil, err
+			if cs, ok := t.(CounterSource); ok {
+				rep.Device = cs.DeviceCounters()
+			}
+			return rep, err
 		}
 		rep.Results = append(rep.Results, res...)
 		lo = hi

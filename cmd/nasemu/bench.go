@@ -142,6 +142,13 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		pt.finish()
 	}
 	if err != nil {
+		if rep != nil && len(rep.Results) > 0 {
+			// Keep what finished before the failure: print it, then fail.
+			if werr := rep.WriteFormat(stdout, *format); werr != nil {
+				return errors.Join(err, werr)
+			}
+			fmt.Fprintf(stderr, "nasemu bench: the results above are partial: %d of %d jobs finished\n", len(rep.Results), len(jobs))
+		}
 		return benchError(err)
 	}
 	if *out != "" {
