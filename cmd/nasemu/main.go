@@ -27,13 +27,14 @@ type command struct {
 
 // commands maps a subcommand's name to its implementation.
 var commands = map[string]command{
-	"bench":   {"run a suite or fio job file against sim:SETUP or a path", runBench},
-	"compare": {"run a suite or job file on several targets and compare them side by side", runCompare},
-	"presets": {"list the catalog: drives, systems, links, setups", runPresets},
-	"mount":   {"mount an emulated NAS share (FUSE) over a backing directory", runMount},
-	"nas":     {"serve an emulated NAS share over SMB (FUSE volume + managed smbd on loopback)", runNas},
-	"ctl":     {"control a running emulator: status, fail/replace a drive, power loss", runCtl},
-	"iscsi":   {"serve an emulated LUN over iSCSI", runISCSI},
+	"bench":    {"run a suite or fio job file against sim:SETUP or a path", runBench},
+	"compare":  {"run a suite or job file on several targets and compare them side by side", runCompare},
+	"presets":  {"list the catalog: drives, systems, links, setups", runPresets},
+	"mount":    {"mount an emulated NAS share (FUSE) over a backing directory", runMount},
+	"nas":      {"serve an emulated NAS share over SMB (FUSE volume + managed smbd on loopback)", runNas},
+	"ctl":      {"control a running emulator: status, fail/replace a drive, power loss", runCtl},
+	"iscsi":    {"serve an emulated LUN over iSCSI", runISCSI},
+	"validate": {"predict the reference measurements and compare (median error, share within 25 %)", runValidate},
 }
 
 // usageError marks bad usage or bad input: exit status 2.

@@ -63,6 +63,11 @@ func per(n int64, rate models.Bytes) time.Duration {
 	return time.Duration(float64(n) / float64(rate) * 1e9)
 }
 
+// RelativeCost is the CPU's cost relative to a ~3 GHz x86 core
+// (CPU.RelativeCost): layers above whose costs are calibrated on x86 (the
+// SMB server in models/proto) scale them by it.
+func (c *Controller) RelativeCost() float64 { return c.cfg.CPU.RelativeCost() }
+
 // Compute implements Computer.
 func (c *Controller) Compute(at, fixed time.Duration, bytes int64, bytesPerSecond float64) time.Duration {
 	cost := fixed

@@ -16,7 +16,7 @@ func TestDefaults(t *testing.T) {
 	}
 	smb3 := Config{Protocol: SMB3}.Defaults()
 	if smb3.Protocol != SMB3 || smb3.MaxIO != 1<<20 || smb3.Credits != 512 || smb3.Signing != None || smb3.Encryption != None || smb3.ClientOp != 800*time.Microsecond ||
-		smb3.ServerRequest != 10*time.Microsecond || smb3.ServerFileOp != 40*time.Microsecond {
+		smb3.ServerRequest != 15*time.Microsecond || smb3.ServerFileOp != 80*time.Microsecond {
 		t.Errorf("smb3 defaults %+v", smb3)
 	}
 	smb2 := Config{Protocol: SMB2, Signing: Yes}.Defaults()
@@ -26,7 +26,7 @@ func TestDefaults(t *testing.T) {
 	is := Config{Protocol: ISCSI}.Defaults()
 	if is.MaxIO != 256<<10 || is.FirstBurst != 64<<10 || is.MaxBurst != 256<<10 || is.MaxRecvDataSegment != 256<<10 ||
 		is.QueueDepth != 128 || !*is.ImmediateData || !*is.InitialR2T || is.HeaderDigest || is.DataDigest ||
-		is.ServerRequest != 0 || is.ServerFileOp != 0 {
+		is.ServerRequest != DefaultISCSIServerRequest || is.ServerFileOp != 0 {
 		t.Errorf("iscsi defaults %+v", is)
 	}
 	if enc := (Config{Protocol: SMB3, Encryption: Yes}).Defaults(); enc.Encryption != AES128GCM {

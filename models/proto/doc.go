@@ -58,14 +58,20 @@
 //
 //	Create  CREATE (does it exist? no: Stat), CREATE (Create),
 //	        QUERY_INFO (Stat), SET_INFO end of file (Stat)      4 round trips
-//	Open    CREATE (Open), QUERY_INFO (Stat)                    2
+//	Open    the copy engine's attribute lookup of the source
+//	        (CREATE+QUERY_INFO+CLOSE compounded: Stat), CREATE
+//	        (Open), QUERY_INFO basic and standard (Stat),
+//	        QUERY_INFO stream information (Stat)                 4
 //	Close   SET_INFO basic info, if the file was written (Stat),
 //	        CLOSE (Close)                                       1-2
 //	Stat    CREATE+QUERY_INFO+CLOSE compounded (Stat)           1
 //	Remove  CREATE delete-on-close + CLOSE compounded (Remove)  1
 //
-// so Explorer's copy of one small file (create, one write, close) costs 7
-// round trips. SET_INFO reaches the NAS as a Stat because models has no
+// so Explorer's copy of one small file costs 7 round trips to the NAS
+// (create, one write, close) or 6 from it (open, one read, close): the
+// copy engine reads the source's attributes before it opens it, and
+// CopyFileEx asks the open source for its stream information, to copy
+// alternate data streams too. SET_INFO reaches the NAS as a Stat because models has no
 // "set info" operation. Before its first message each file operation costs
 // the client ClientOp (default 0.8 ms: Explorer's copy engine and the
 // client's I/O stack), which the client pays whatever the protocol.
@@ -129,8 +135,8 @@
 //	smb3         max_io 1 MiB (Windows 8+ clients; Samba offers 8 MiB),
 //	             credits 512 (Samba grants up to 8192), no signing or
 //	             encryption (Windows and Samba file-server defaults)
-//	             server_request 10 µs, server_file_op 40 µs (Samba on a
-//	             ~3 GHz x86 core)
+//	             server_request 15 µs, server_file_op 80 µs (Samba on a
+//	             ~3 GHz x86 core; scaled by the NAS CPU's RelativeCost)
 //	smb2         max_io 64 KiB (SMB 2.0.2's limit), credits 128, server
 //	             costs as smb3
 //	iscsi        max_io 256 KiB (Windows initiator MaxTransferLength),
@@ -138,7 +144,8 @@
 //	             max_burst 256 KiB (RFC 7143 defaults; LIO targets keep
 //	             them), max_recv_data_segment 256 KiB (Open-iSCSI and the
 //	             Windows initiator), queue_depth 128 (Open-iSCSI cmds_max),
-//	             no digests, no server cost beyond the NAS's own
+//	             server_request 10 µs (LIO per command, x86; scaled),
+//	             no digests
 //
 // # Local
 //

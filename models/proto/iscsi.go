@@ -79,7 +79,9 @@ func (d *Device) iscsiCommand(t time.Duration, s *session, flow int, nasReq mode
 	}
 
 	if d.cpu != nil && d.cfg.ServerRequest > 0 {
-		arrive = d.cpu.Compute(arrive, d.cfg.ServerRequest, 0, 0)
+		// On the connection's target threads, after their earlier work.
+		s.serverBusy = d.cpu.Compute(max(arrive, s.serverBusy), d.cfg.ServerRequest, 0, 0)
+		arrive = s.serverBusy
 	}
 	done, err := d.nas.Submit(arrive, nasReq)
 	if err != nil {

@@ -18,6 +18,17 @@ type Computer interface {
 	Compute(at, fixed time.Duration, bytes int64, bytesPerSecond float64) (done time.Duration)
 }
 
+// Scaler is implemented by a device below the protocol that knows how fast
+// its CPU is (package nas's Controller): RelativeCost is how many times
+// longer than a ~3 GHz x86 core it takes for the same work. The default
+// server costs (ServerRequest, ServerFileOp) are an x86 core's, so the
+// protocol scales them by it (when they are the x86 defaults): Samba on a 1.7 GHz Cortex-A15 NAS spends
+// four times as long on each request as on a desktop x86. Costs a setup
+// states explicitly are taken as they are.
+type Scaler interface {
+	RelativeCost() float64
+}
+
 // Device is a protocol between a client and the NAS device below it; it is
 // the outermost models.Device of a stack. It is not safe for concurrent use.
 type Device struct {
@@ -62,6 +73,18 @@ func New(cfg Config, l *link.Link, nas models.Device) (*Device, error) {
 		return nil, fmt.Errorf("%w: protocol %s has no NAS device below it", models.ErrConfig, cfg.Protocol)
 	}
 	cfg = cfg.Defaults()
+	if sc, ok := nas.(Scaler); ok {
+		// Setups carry their defaults filled in, so the x86 default
+		// values themselves mark costs nobody stated.
+		if rc := sc.RelativeCost(); rc > 0 {
+			if cfg.ServerRequest == DefaultSMBServerRequest || cfg.ServerRequest == DefaultISCSIServerRequest {
+				cfg.ServerRequest = time.Duration(float64(cfg.ServerRequest) * rc)
+			}
+			if cfg.ServerFileOp == DefaultSMBServerFileOp {
+				cfg.ServerFileOp = time.Duration(float64(cfg.ServerFileOp) * rc)
+			}
+		}
+	}
 	if l == nil {
 		if cfg.Protocol != Local {
 			return nil, fmt.Errorf("%w: protocol %s needs a link (kind local for a client on the NAS itself)", models.ErrConfig, cfg.Protocol)
@@ -138,10 +161,27 @@ const MaxFlows = 1 << 16
 type session struct {
 	slots window // SMB credits or iSCSI command slots
 
-	cryptoBusy time.Duration // this session's server core, for signing and encryption
+	// serverBusy is when this session's server thread is free: one smbd
+	// process serves a client connection, and its main thread parses,
+	// dispatches, signs or encrypts and answers every request of the
+	// session in turn (file I/O itself goes to helper threads), so that
+	// work is serial per session even on a multi-core NAS.
+	serverBusy time.Duration
 
 	inFile  bool // a file is open (between Create/Open and Close)
 	written bool // the open file was written
+
+	// SMB client cache on a file open between Create/Open and Close:
+	// the file's extent, where its sequential stream stands, the request
+	// read ahead, and the writes behind.
+	file         models.Request
+	seqEnd       int64 // end of the last data request of the stream; -1: none yet
+	aheadOff     int64
+	aheadLen     int64
+	aheadDone    time.Duration
+	pipe         [smbBehind]time.Duration // completions of the last writes behind
+	pipeNext     int
+	pendingWrite time.Duration // when every write behind is done
 
 	// iSCSI client filesystem: write-behind of file data.
 	behind   window
@@ -209,13 +249,13 @@ func (d *Device) crypto(t time.Duration, s *session, n int64) time.Duration {
 		return t
 	}
 	d.cryptoBytes += n
-	start := max(t, s.cryptoBusy)
+	start := max(t, s.serverBusy)
 	if d.cpu != nil {
-		s.cryptoBusy = d.cpu.Compute(start, 0, n, d.cryptoRate)
+		s.serverBusy = d.cpu.Compute(start, 0, n, d.cryptoRate)
 	} else {
-		s.cryptoBusy = start + time.Duration(float64(n)*d.cryptoNsPerByte+0.5)
+		s.serverBusy = start + time.Duration(float64(n)*d.cryptoNsPerByte+0.5)
 	}
-	return s.cryptoBusy
+	return s.serverBusy
 }
 
 // cryptoRates are the bytes per second one server core signs or encrypts

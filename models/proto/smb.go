@@ -79,7 +79,9 @@ func (d *Device) smbExchange(t time.Duration, s *session, flow int, reqBody, res
 			cost += max(d.cfg.ServerFileOp, 0)
 		}
 		if cost > 0 {
-			arrive = d.cpu.Compute(arrive, cost, 0, 0)
+			// On the session's smbd thread, after its earlier work.
+			s.serverBusy = d.cpu.Compute(max(arrive, s.serverBusy), cost, 0, 0)
+			arrive = s.serverBusy
 		}
 	}
 	done, err := d.nas.Submit(arrive, nasReq)
@@ -104,6 +106,81 @@ func (d *Device) smb(at time.Duration, r models.Request) (time.Duration, error) 
 	}
 	switch r.Op {
 	case models.Read, models.Write:
+		if s.inFile && (r.Offset == s.seqEnd || s.seqEnd < 0) && r.End() <= s.file.End() {
+			return d.smbStream(at, s, r)
+		}
+		return d.smbData(at, s, r)
+	case models.Flush:
+		return meta(max(at, s.pendingWrite), models.Flush, smbFlushReq, smbFlushRsp)
+	case models.Trim:
+		return d.smbExchange(at, s, r.Flow, smbIoctlReq, smbIoctlResp, link.ToNAS, r)
+	}
+	return d.smbFileOp(at, s, r, meta)
+}
+
+// The Windows client caches a file opened for a copy (Explorer's copy
+// engine opens it buffered): the cache manager reads ahead of a sequential
+// reader and its lazy writer writes behind a sequential writer, so one
+// stream keeps more than one request on the wire while the application
+// waits for one at a time.
+const (
+	// smbAhead is how far the client reads ahead of a sequential reader:
+	// one request of the reader's size (the cache manager's read-ahead of
+	// the next chunk when it detects sequential access; the copy engine
+	// double-buffers the same way).
+	smbAhead = 1
+	// smbBehind is the writes a sequential writer has in flight before it
+	// waits: two, the copy engine's double buffer (it fills one chunk while
+	// the other is on the wire).
+	smbBehind = 2
+)
+
+// smbStream serves the next request of a sequential stream in an open
+// file: a read is answered by the read-ahead when it covers it, and reads
+// ahead the next one; a write is issued at once and the writer goes on,
+// unless smbBehind writes are already in flight.
+func (d *Device) smbStream(at time.Duration, s *session, r models.Request) (time.Duration, error) {
+	s.seqEnd = r.End()
+	if r.Op == models.Write {
+		s.written = true
+		k := s.pipeNext % smbBehind
+		t := max(at, s.pipe[k])
+		done, err := d.smbData(t, s, r)
+		if err != nil {
+			return done, err
+		}
+		s.pipe[k] = done
+		s.pipeNext++
+		s.pendingWrite = max(s.pendingWrite, done)
+		return t, nil
+	}
+	var done time.Duration
+	var err error
+	if s.aheadLen > 0 && s.aheadOff == r.Offset && s.aheadLen == r.Length {
+		done = max(at, s.aheadDone)
+	} else if done, err = d.smbData(at, s, r); err != nil {
+		return done, err
+	}
+	s.aheadLen = 0
+	if next := r.End(); smbAhead > 0 && next+r.Length <= s.file.End() {
+		ahead, err := d.smbData(at, s, models.Request{Op: models.Read, Offset: next, Length: r.Length, Flow: r.Flow})
+		if err == nil {
+			s.aheadOff, s.aheadLen, s.aheadDone = next, r.Length, ahead
+		}
+	}
+	return done, nil
+}
+
+// openFile starts the client's cache state of a file.
+func (s *session) openFile(r models.Request) {
+	s.inFile, s.written = true, false
+	s.file = r
+	s.seqEnd, s.aheadLen = -1, 0
+}
+
+// smbData moves a read or write as SMB READ or WRITE requests.
+func (d *Device) smbData(at time.Duration, s *session, r models.Request) (time.Duration, error) {
+	{
 		// Large I/O is split into MaxIO requests, all sent at once as far
 		// as the credit window allows.
 		done, off := at, r.Offset
@@ -126,14 +203,18 @@ func (d *Device) smb(at time.Duration, r models.Request) (time.Duration, error) 
 				return done, nil
 			}
 		}
-	case models.Flush:
-		return meta(at, models.Flush, smbFlushReq, smbFlushRsp)
-	case models.Trim:
-		return d.smbExchange(at, s, r.Flow, smbIoctlReq, smbIoctlResp, link.ToNAS, r)
 	}
+}
 
+// smbFileOp serves a file operation the way Explorer's copy engine and
+// the Windows SMB client do.
+func (d *Device) smbFileOp(at time.Duration, s *session, r models.Request, meta func(time.Duration, models.Op, int64, int64) (time.Duration, error)) (time.Duration, error) {
 	// File operations: the client's own work, then the requests Windows
-	// sends, one after the other.
+	// sends, one after the other. Closing a file first flushes the
+	// writes behind (the redirector flushes dirty data on cleanup).
+	if r.Op == models.Close {
+		at = max(at, s.pendingWrite)
+	}
 	t := at + max(d.cfg.ClientOp, 0)
 	var err error
 	switch r.Op {
@@ -143,7 +224,7 @@ func (d *Device) smb(at time.Duration, r models.Request) (time.Duration, error) 
 		// handle, SET_INFO of the end of file to the source's size.
 		// The NAS has no "set info" op: it is charged as a metadata
 		// lookup (Stat) on the file.
-		s.inFile, s.written = true, false
+		s.openFile(r)
 		if t, err = meta(t, models.Stat, smbCreateReq, smbCreateResp); err != nil {
 			return t, err
 		}
@@ -155,9 +236,19 @@ func (d *Device) smb(at time.Duration, r models.Request) (time.Duration, error) 
 		}
 		return meta(t, models.Stat, smbSetReq, smbSetResp)
 	case models.Open:
-		// CREATE of the existing file, QUERY_INFO of its size and times.
-		s.inFile, s.written = true, false
+		// The copy engine reads the source's attributes (a compounded
+		// CREATE+QUERY_INFO+CLOSE), then CopyFileEx opens it (CREATE),
+		// queries its size and times (QUERY_INFO basic and standard
+		// information) and its streams (QUERY_INFO stream information:
+		// alternate data streams are copied too).
+		s.openFile(r)
+		if t, err = meta(t, models.Stat, smbCreateReq+smbQueryReq+smbCloseReq, smbCreateResp+smbQueryResp+smbCloseResp); err != nil {
+			return t, err
+		}
 		if t, err = meta(t, models.Open, smbCreateReq, smbCreateResp); err != nil {
+			return t, err
+		}
+		if t, err = meta(t, models.Stat, smbQueryReq, smbQueryResp); err != nil {
 			return t, err
 		}
 		return meta(t, models.Stat, smbQueryReq, smbQueryResp)
@@ -166,6 +257,7 @@ func (d *Device) smb(at time.Duration, r models.Request) (time.Duration, error) 
 		// (SET_INFO FileBasicInformation) before CLOSE.
 		written := s.written
 		s.inFile, s.written = false, false
+		s.aheadLen = 0
 		if written {
 			if t, err = meta(t, models.Stat, smbSetReq, smbSetResp); err != nil {
 				return t, err

@@ -1,0 +1,273 @@
+package validate
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nasemu/nasemu/bench"
+	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/setup"
+)
+
+// Builder builds the device of a setup (a built-in name or a file) with a
+// seed. direct says that the workload's I/O is unbuffered (fio direct=1,
+// diskspd -Sh, IOmeter): the NAS then serves it around its page cache
+// (nas.Config.DirectIO), as a server does for a client that opens its
+// files unbuffered and write-through. The bench's sim target does not pass
+// a job's direct flag to the model, so the run asks for it here.
+type Builder func(setup string, seed uint64, direct bool) (models.Device, error)
+
+// SetupBuilder returns the Builder of setups that load names: a setup
+// name, optionally with "@SIZE" (xeon002-raid1-sn640-local@4GiB), which
+// scales each drive down to SIZE (setup.WithDriveCapacity: the same
+// geometry per die or zone, fewer blocks), so that a tool that fills the
+// whole device first (ezFIO preconditions the whole LUN twice) can run in
+// virtual time within seconds; a drive's steady state depends on its
+// spare fraction and parallelism, which scaling keeps.
+func SetupBuilder(load func(name string) (*setup.Setup, error)) Builder {
+	return func(name string, seed uint64, direct bool) (models.Device, error) {
+		base, size, scaled := strings.Cut(name, "@")
+		s, err := load(base)
+		if err != nil {
+			return nil, err
+		}
+		if scaled {
+			b, err := models.ParseBytes(size)
+			if err != nil || b <= 0 {
+				return nil, fmt.Errorf("%w: setup %s: drive size %q: want e.g. 4GiB", ErrData, name, size)
+			}
+			s = s.WithDriveCapacity(b)
+		}
+		if direct && s.NAS != nil {
+			nasCfg := *s.NAS
+			nasCfg.Config.DirectIO = true
+			s.NAS = &nasCfg
+		}
+		return s.Build(seed)
+	}
+}
+
+// Options control Run.
+type Options struct {
+	// Build makes each run's device; every run builds its own.
+	Build Builder
+	// Files holds the fio job files that fio:FILE workloads name (the
+	// directory of the data file); nil when there are none.
+	Files fs.FS
+	// Seed seeds the devices and the workloads' offsets.
+	Seed uint64
+	// Parallel runs this many runs at once; 0 means GOMAXPROCS.
+	Parallel int
+}
+
+// Outcome is a case's prediction.
+type Outcome struct {
+	Case
+	Predicted float64
+	// ErrorPct is (predicted − measured) / measured × 100.
+	ErrorPct float64
+	// Err is why the case could not be run; Reason (of the Case) why it
+	// is not modelled at all.
+	Err error
+	// Wall is the wall time of the run the case shares with others.
+	Wall time.Duration
+}
+
+// OK reports whether the case was predicted.
+func (o *Outcome) OK() bool { return o.Reason == "" && o.Err == nil }
+
+// run is one device and one workload, shared by the cases that read their
+// figure off it.
+type run struct {
+	setup, workload string
+	runtime         time.Duration
+	jobs            []string // jobs the cases name
+	cases           []int    // indexes into the outcomes
+}
+
+// Run predicts every modelled case. Cases that measure the same setup with
+// the same workload share one run (one device, the workload's jobs they
+// need in the workload's order, as the tool ran them); runs go in
+// parallel. Outcomes come back in the order of cases.
+func Run(cases []Case, opt Options) []Outcome {
+	out := make([]Outcome, len(cases))
+	var runs []*run
+	byKey := map[string]*run{}
+	for i, c := range cases {
+		out[i].Case = c
+		if !c.Modelled() {
+			continue
+		}
+		key := c.Setup + "\x00" + c.Workload + "\x00" + c.Runtime.String()
+		r := byKey[key]
+		if r == nil {
+			r = &run{setup: c.Setup, workload: c.Workload, runtime: c.Runtime}
+			byKey[key] = r
+			runs = append(runs, r)
+		}
+		job, _, _ := strings.Cut(c.Job, "#")
+		if !slices.Contains(r.jobs, job) {
+			r.jobs = append(r.jobs, job)
+		}
+		r.cases = append(r.cases, i)
+	}
+	par := opt.Parallel
+	if par <= 0 {
+		par = runtime.GOMAXPROCS(0)
+	}
+	// Runs with the most jobs first (ezFIO's sweeps, the copy suite's six
+	// copies), so that no long run starts last while the other workers
+	// idle.
+	slices.SortStableFunc(runs, func(a, b *run) int { return len(b.jobs) - len(a.jobs) })
+	work := make(chan *run)
+	var wg sync.WaitGroup
+	for range par {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range work {
+				start := time.Now()
+				res, err := r.do(opt)
+				wall := time.Since(start)
+				for _, i := range r.cases {
+					o := &out[i]
+					o.Wall = wall
+					if err != nil {
+						o.Err = err
+						continue
+					}
+					v, ok := res[o.Job]
+					if !ok {
+						var names []string
+						for n := range res {
+							names = append(names, n)
+						}
+						slices.Sort(names)
+						o.Err = fmt.Errorf("%w: workload %s has no job %q (jobs: %s)", ErrData, r.workload, o.Job, strings.Join(names, "; "))
+						continue
+					}
+					pick := v.MBps
+					if o.Unit == IOPS {
+						pick = v.IOPS
+					}
+					if pick <= 0 || math.IsNaN(pick) {
+						o.Err = fmt.Errorf("%s %s: predicted %g %s", r.workload, o.Job, pick, o.Unit)
+						continue
+					}
+					o.Predicted = pick
+					o.ErrorPct = (pick - o.Measured) / o.Measured * 100
+				}
+			}
+		}()
+	}
+	for _, r := range runs {
+		work <- r
+	}
+	close(work)
+	wg.Wait()
+	return out
+}
+
+// figure is a run's result for one job.
+type figure struct{ MBps, IOPS float64 }
+
+// do runs r on a fresh device and returns each job's figures by name.
+func (r *run) do(opt Options) (map[string]figure, error) {
+	kind, arg, _ := strings.Cut(r.workload, ":")
+	if kind == "clients" {
+		dev, err := opt.Build(r.setup, opt.Seed, false)
+		if err != nil {
+			return nil, fmt.Errorf("setup %s: %w", r.setup, err)
+		}
+		var n int
+		fmt.Sscan(arg, &n)
+		return copyClients(dev, n)
+	}
+	all, err := r.load(opt.Files)
+	if err != nil {
+		return nil, err
+	}
+	jobs, err := r.pick(all)
+	if err != nil {
+		return nil, err
+	}
+	direct := true
+	for _, j := range jobs {
+		direct = direct && j.Direct
+	}
+	dev, err := opt.Build(r.setup, opt.Seed, direct)
+	if err != nil {
+		return nil, fmt.Errorf("setup %s: %w", r.setup, err)
+	}
+	if r.runtime > 0 {
+		jobs = bench.Overrides{Runtime: r.runtime}.Apply(jobs)
+	}
+	tg := bench.NewSim("sim:"+r.setup, bench.SimSetup{Device: dev})
+	rep, err := bench.Run(tg, jobs, bench.Options{Seed: opt.Seed})
+	if err != nil {
+		return nil, fmt.Errorf("%s on %s: %w", r.workload, r.setup, err)
+	}
+	res := map[string]figure{}
+	for _, x := range rep.Results {
+		res[x.Name] = figure{MBps: x.MBps, IOPS: x.IOPS}
+	}
+	return res, nil
+}
+
+// load returns the workload's jobs.
+func (r *run) load(files fs.FS) ([]bench.Job, error) {
+	kind, arg, _ := strings.Cut(r.workload, ":")
+	if kind == "suite" {
+		return bench.Suite(arg)
+	}
+	if files == nil {
+		return nil, fmt.Errorf("%w: %s: no directory of job files", ErrData, r.workload)
+	}
+	data, err := fs.ReadFile(files, arg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrData, r.workload, err)
+	}
+	return bench.ParseFio(arg, bytes.NewReader(data))
+}
+
+// pick returns the jobs r needs, in the workload's order: the ones its
+// cases name, every job whose name starts with "precondition" (a tool's
+// fill of the device before it measures), and for a job that reads files one by one without writing
+// them (a copy's download), the earlier jobs that wrote those files (its
+// upload), as the tool ran them.
+func (r *run) pick(all []bench.Job) ([]bench.Job, error) {
+	need := make([]bool, len(all))
+	for _, name := range r.jobs {
+		k := slices.IndexFunc(all, func(j bench.Job) bool { return j.Name == name })
+		if k < 0 {
+			continue // its cases fail with the workload's job list; the others run
+		}
+		need[k] = true
+		j := all[k]
+		if j.FileByFile && (j.RW == bench.Read || j.RW == bench.RandRead) {
+			for p := k - 1; p >= 0; p-- {
+				if all[p].FilenameFormat == j.FilenameFormat && all[p].Filename == j.Filename &&
+					(all[p].RW == bench.Write || all[p].RW == bench.RandWrite) {
+					need[p] = true
+					break
+				}
+			}
+		}
+	}
+	var jobs []bench.Job
+	for k, j := range all {
+		if need[k] || strings.HasPrefix(j.Name, "precondition") {
+			j.Stonewall = true
+			j.Unlink = false
+			jobs = append(jobs, j)
+		}
+	}
+	return jobs, nil
+}
