@@ -37,7 +37,7 @@ func TestBlockTableAgainstMap(t *testing.T) {
 		s = tb.grow()
 		if s < 0 {
 			s = tb.victim() // nothing is dirty: the LRU tail
-			old := tb.key[s] - 1
+			old := tb.block(s)
 			if old != order[len(order)-1] {
 				t.Fatalf("step %d: evicted %d, LRU is %d", i, old, order[len(order)-1])
 			}

@@ -74,7 +74,7 @@ func (tr *Tier) markDirty(s int32, m uint64, t time.Duration) {
 	tr.t.valid[s] |= m
 	if !tr.t.queued[s] {
 		tr.t.queued[s] = true
-		tr.pending = append(tr.pending, sweepEntry{block: tr.t.key[s] - 1, slot: s})
+		tr.pending = append(tr.pending, sweepEntry{block: tr.t.block(s), slot: s})
 	}
 }
 
@@ -139,7 +139,7 @@ func (tr *Tier) nextDirty() int32 {
 		for tr.sweepPos < len(tr.sweep) {
 			e := tr.sweep[tr.sweepPos]
 			tr.sweepPos++
-			if tr.t.key[e.slot] == e.block+1 && tr.t.dirty[e.slot] != 0 {
+			if tr.t.holds(e.slot, e.block) && tr.t.dirty[e.slot] != 0 {
 				return e.slot
 			}
 		}
@@ -161,7 +161,7 @@ func (tr *Tier) nextDirty() int32 {
 // the data.
 func (tr *Tier) flushSlot(at time.Duration, s int32) (time.Duration, error) {
 	d := tr.t.dirty[s]
-	base := (tr.t.key[s] - 1) * tr.block
+	base := tr.t.block(s) * tr.block
 	done := at
 	err := runs(d, func(first, n int) error {
 		_, off := tr.where(s, first)

@@ -285,7 +285,7 @@ func (c *Controller) readAhead(t time.Duration, pos int64) error {
 // first, from t).
 func (c *Controller) insert(t time.Duration, pg int64, ready time.Duration) (int32, error) {
 	s := c.pc.slot()
-	if c.pc.key[s] != 0 && c.pc.isDirty(s) {
+	if _, held := c.pc.page(s); held && c.pc.isDirty(s) {
 		if _, err := c.writeback(t, s); err != nil {
 			return s, err
 		}
@@ -413,9 +413,9 @@ func (c *Controller) trim(at time.Duration, r models.Request) (time.Duration, er
 				}
 			}
 		} else {
-			for s, k := range c.pc.key {
-				if k != 0 && k-1 >= p0 && k-1 < p1 {
-					c.pc.drop(int32(s))
+			for s := range c.pc.len() {
+				if pg, held := c.pc.page(s); held && pg >= p0 && pg < p1 {
+					c.pc.drop(s)
 				}
 			}
 		}

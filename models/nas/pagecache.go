@@ -2,6 +2,7 @@ package nas
 
 import (
 	"cmp"
+	"github.com/nasemu/nasemu/models/slotindex"
 	"slices"
 	"time"
 )
@@ -14,7 +15,8 @@ const (
 )
 
 // pageCache is the NAS's page cache: which storage pages are in RAM, with
-// CLOCK replacement over fixed arrays and an open-addressing index. Slots
+// CLOCK replacement over fixed arrays and a page → slot index
+// (models/slotindex). Slots
 // are appended as pages are first cached, up to max; after that a new
 // page takes the slot of the page the clock hand evicts. Dirty pages are
 // never evicted: they are written back first.
@@ -24,13 +26,10 @@ const (
 type pageCache struct {
 	max int32
 
-	key   []int64 // page number + 1; 0: free
+	ix    slotindex.Index // page number → slot
 	ready []time.Duration
 	flag  []uint8
 	hand  int32
-
-	index []int32 // slot + 1; 0: empty
-	shift uint
 
 	dirty   int64        // dirty pages
 	pending []sweepEntry // pages dirtied since the last writeback pass began
@@ -44,78 +43,27 @@ type sweepEntry struct {
 }
 
 func newPageCache(max int32) *pageCache {
-	pc := &pageCache{max: max}
-	pc.rehash(1024)
-	return pc
+	return &pageCache{max: max}
 }
 
-func (pc *pageCache) len() int32 { return int32(len(pc.key)) }
-
-func (pc *pageCache) bucket(p int64) uint64 {
-	return (uint64(p) * 0x9E3779B97F4A7C15) >> pc.shift
-}
+func (pc *pageCache) len() int32 { return pc.ix.Slots() }
 
 // lookup returns the slot of page p, or -1.
-func (pc *pageCache) lookup(p int64) int32 {
-	mask := uint64(len(pc.index) - 1)
-	for i := pc.bucket(p); ; i = (i + 1) & mask {
-		s := pc.index[i]
-		if s == 0 {
-			return -1
-		}
-		if pc.key[s-1] == p+1 {
-			return s - 1
-		}
-	}
+func (pc *pageCache) lookup(p int64) int32 { return pc.ix.Lookup(p) }
+
+// page returns the page slot s holds, and false when it holds none.
+func (pc *pageCache) page(s int32) (int64, bool) { return pc.ix.Key(s) }
+
+// mustPage returns the page slot s holds (the slot must hold one).
+func (pc *pageCache) mustPage(s int32) int64 {
+	p, _ := pc.ix.Key(s)
+	return p
 }
 
-func (pc *pageCache) put(p int64, s int32) {
-	mask := uint64(len(pc.index) - 1)
-	i := pc.bucket(p)
-	for pc.index[i] != 0 {
-		i = (i + 1) & mask
-	}
-	pc.index[i] = s + 1
-}
-
-// unindex removes page p by backward-shift deletion.
-func (pc *pageCache) unindex(p int64) {
-	mask := uint64(len(pc.index) - 1)
-	i := pc.bucket(p)
-	for pc.key[pc.index[i]-1] != p+1 {
-		i = (i + 1) & mask
-	}
-	for {
-		pc.index[i] = 0
-		j := i
-		for {
-			j = (j + 1) & mask
-			s := pc.index[j]
-			if s == 0 {
-				return
-			}
-			h := pc.bucket(pc.key[s-1] - 1)
-			if (j > i && (h <= i || h > j)) || (j < i && h <= i && h > j) {
-				pc.index[i] = s
-				i = j
-				break
-			}
-		}
-	}
-}
-
-func (pc *pageCache) rehash(size int) {
-	pc.index = make([]int32, size)
-	l := 0
-	for n := size; n > 1; n >>= 1 {
-		l++
-	}
-	pc.shift = uint(64 - l)
-	for s, k := range pc.key {
-		if k != 0 {
-			pc.put(k-1, int32(s))
-		}
-	}
+// holds reports whether slot s holds page p.
+func (pc *pageCache) holds(s int32, p int64) bool {
+	k, ok := pc.ix.Key(s)
+	return ok && k == p
 }
 
 // slot returns a slot for a new page: a fresh one while there is room,
@@ -124,10 +72,7 @@ func (pc *pageCache) rehash(size int) {
 func (pc *pageCache) slot() int32 {
 	n := pc.len()
 	if n < pc.max {
-		if int(n+1)*2 > len(pc.index) {
-			pc.rehash(len(pc.index) * 2)
-		}
-		pc.key = append(pc.key, 0)
+		pc.ix.Grow()
 		pc.ready = append(pc.ready, 0)
 		pc.flag = append(pc.flag, 0)
 		return n
@@ -151,13 +96,9 @@ func (pc *pageCache) slot() int32 {
 
 // assign gives slot s (clean) to page p.
 func (pc *pageCache) assign(s int32, p int64, ready time.Duration) {
-	if k := pc.key[s]; k != 0 {
-		pc.unindex(k - 1)
-	}
-	pc.key[s] = p + 1
+	pc.ix.Assign(s, p)
 	pc.ready[s] = ready
 	pc.flag[s] = fRef
-	pc.put(p, s)
 }
 
 // drop removes the page in slot s from the cache.
@@ -165,8 +106,7 @@ func (pc *pageCache) drop(s int32) {
 	if pc.flag[s]&fDirty != 0 {
 		pc.dirty--
 	}
-	pc.unindex(pc.key[s] - 1)
-	pc.key[s] = 0
+	pc.ix.Clear(s)
 	pc.flag[s] = 0
 }
 
@@ -181,7 +121,7 @@ func (pc *pageCache) markDirty(s int32) bool {
 	pc.dirty++
 	if f&fQueued == 0 {
 		pc.flag[s] |= fQueued
-		pc.pending = append(pc.pending, sweepEntry{page: pc.key[s] - 1, slot: s})
+		pc.pending = append(pc.pending, sweepEntry{page: pc.mustPage(s), slot: s})
 	}
 	return true
 }
@@ -205,7 +145,7 @@ func (pc *pageCache) nextDirty() int32 {
 		for pc.pos < len(pc.sweep) {
 			e := pc.sweep[pc.pos]
 			pc.pos++
-			if pc.key[e.slot] == e.page+1 && pc.flag[e.slot]&fDirty != 0 {
+			if pc.holds(e.slot, e.page) && pc.flag[e.slot]&fDirty != 0 {
 				return e.slot
 			}
 		}
@@ -215,7 +155,7 @@ func (pc *pageCache) nextDirty() int32 {
 		pc.sweep, pc.pending = pc.pending, pc.sweep[:0]
 		pc.pos = 0
 		for _, e := range pc.sweep {
-			if pc.key[e.slot] == e.page+1 {
+			if pc.holds(e.slot, e.page) {
 				pc.flag[e.slot] &^= fQueued
 			}
 		}

@@ -36,11 +36,11 @@ func TestPageCacheAgainstMap(t *testing.T) {
 				continue // all dirty: the caller would write one back first
 			}
 			s = pc.slot()
-			if k := pc.key[s]; k != 0 {
-				if dirty[k-1] {
-					t.Fatalf("step %d: evicted dirty page %d", i, k-1)
+			if pg, held := pc.page(s); held {
+				if dirty[pg] {
+					t.Fatalf("step %d: evicted dirty page %d", i, pg)
 				}
-				delete(ref, k-1)
+				delete(ref, pg)
 			}
 			pc.assign(s, p, 0)
 			ref[p] = s
@@ -53,7 +53,7 @@ func TestPageCacheAgainstMap(t *testing.T) {
 	last := int64(-1)
 	n := 0
 	for s := pc.nextDirty(); s >= 0; s = pc.nextDirty() {
-		p := pc.key[s] - 1
+		p := pc.mustPage(s)
 		if p <= last && n > 0 {
 			t.Fatalf("pass not in address order: %d after %d", p, last)
 		}

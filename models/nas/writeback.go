@@ -79,7 +79,7 @@ func (c *Controller) writebackUntil(at time.Duration, target int64) (time.Durati
 // encryption are computed now, on the way out. The pages are clean from
 // now on; the return is when the storage has them.
 func (c *Controller) writeback(t time.Duration, s int32) (time.Duration, error) {
-	first := c.pc.key[s] - 1
+	first := c.pc.mustPage(s)
 	start := max(t, c.pc.ready[s])
 	c.pc.clean(s)
 	n := int64(1)

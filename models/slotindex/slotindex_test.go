@@ -1,0 +1,58 @@
+package slotindex
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// The index against a map under random grows, assigns and clears, with
+// keys drawn from a small range so probe runs collide and wrap.
+func TestAgainstMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var x Index
+	ref := map[int64]int32{} // key → slot
+	held := map[int32]int64{}
+	for op := range 300_000 {
+		switch r := rng.IntN(10); {
+		case r == 0 && x.Slots() < 5000:
+			x.Grow()
+		case r < 6 && x.Slots() > 0:
+			s := rng.Int32N(x.Slots())
+			k := rng.Int64N(20_000)
+			if _, taken := ref[k]; taken {
+				continue
+			}
+			if old, ok := held[s]; ok {
+				delete(ref, old)
+			}
+			x.Assign(s, k)
+			ref[k], held[s] = s, k
+		case r < 8 && x.Slots() > 0:
+			s := rng.Int32N(x.Slots())
+			if old, ok := held[s]; ok {
+				delete(ref, old)
+				delete(held, s)
+			}
+			x.Clear(s)
+		default:
+			k := rng.Int64N(20_000)
+			want, ok := ref[k]
+			if !ok {
+				want = -1
+			}
+			if got := x.Lookup(k); got != want {
+				t.Fatalf("op %d: Lookup(%d) = %d, want %d", op, k, got, want)
+			}
+		}
+	}
+	for s := range x.Slots() {
+		k, ok := x.Key(s)
+		if want, wok := held[s]; ok != wok || (ok && k != want) {
+			t.Fatalf("Key(%d) = %d, %v; want %d, %v", s, k, ok, want, wok)
+		}
+	}
+	var empty Index
+	if empty.Lookup(3) != -1 {
+		t.Fatal("empty index found a key")
+	}
+}
