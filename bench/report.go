@@ -131,6 +131,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 		_, err := fmt.Fprintln(w, "device: no model counters (real storage)")
 		return err
 	}
+	if r.Device.NANDBytesWritten == 0 { // no SSD in the stack: no NAND, no write amplification
+		_, err := fmt.Fprintf(w, "device: host bytes written %.0f (no NAND in the model)\n", r.Device.HostBytesWritten)
+		return err
+	}
 	_, err := fmt.Fprintf(w, "device: host bytes written %.0f, NAND bytes written %.0f, write amplification %.3f\n",
 		r.Device.HostBytesWritten, r.Device.NANDBytesWritten, r.Device.WriteAmplification)
 	return err
