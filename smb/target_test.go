@@ -1,9 +1,6 @@
 package smb
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -129,64 +126,24 @@ func simReport(t *testing.T, jobs []bench.Job, suite string) *bench.Report {
 	return rep
 }
 
-// schema returns the set of "path:type" of a report's JSON (as bench's
-// own schema test computes it).
+// schema returns the JSON shape of a report (bench.JSONShape).
 func schema(t *testing.T, r *bench.Report) map[string]bool {
 	t.Helper()
-	var b bytes.Buffer
-	if err := r.WriteJSON(&b); err != nil {
+	sh, err := r.Shape()
+	if err != nil {
 		t.Fatal(err)
 	}
-	var v any
-	if err := json.Unmarshal(b.Bytes(), &v); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]bool{}
-	var walk func(prefix string, v any)
-	walk = func(prefix string, v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			for k, e := range x {
-				p := k
-				if prefix != "" {
-					p = prefix + "." + k
-				}
-				walk(p, e)
-			}
-		case []any:
-			for _, e := range x {
-				walk(prefix+"[]", e)
-			}
-		case string:
-			out[prefix+":string"] = true
-		case float64:
-			out[prefix+":number"] = true
-		case bool:
-			out[prefix+":bool"] = true
-		default:
-			out[prefix+":null"] = true
-		}
-	}
-	walk("", v)
-	return out
+	return sh
 }
 
-// tableShape returns the table's header row and its number of job rows
-// (as bench's own schema test computes it).
+// tableShape returns the table's header row and its number of job rows.
 func tableShape(t *testing.T, r *bench.Report) string {
 	t.Helper()
-	var b bytes.Buffer
-	if err := r.WriteTable(&b); err != nil {
+	sh, err := r.TableShape()
+	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(b.String(), "\n")
-	for i, l := range lines {
-		if strings.Contains(l, "JOB") {
-			return fmt.Sprintf("%s / %d job rows", strings.Join(strings.Fields(l), " "), len(lines)-i-2)
-		}
-	}
-	t.Fatalf("no header in %q", b.String())
-	return ""
+	return sh
 }
 
 // TestSessionCap: numjobs instances share sessions once the cap is

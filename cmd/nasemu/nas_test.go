@@ -69,37 +69,14 @@ func plainSamba(t *testing.T) *smb.Samba {
 	return s
 }
 
-// jsonSchema returns the "path:type" set of a JSON document.
+// jsonSchema returns the shape of a JSON document (bench.JSONShape).
 func jsonSchema(t *testing.T, doc string) map[string]bool {
 	t.Helper()
-	var v any
-	if err := json.Unmarshal([]byte(doc), &v); err != nil {
+	sh, err := bench.JSONShape([]byte(doc))
+	if err != nil {
 		t.Fatalf("%v in %q", err, doc)
 	}
-	out := map[string]bool{}
-	var walk func(prefix string, v any)
-	walk = func(prefix string, v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			for k, e := range x {
-				walk(strings.TrimPrefix(prefix+"."+k, "."), e)
-			}
-		case []any:
-			for _, e := range x {
-				walk(prefix+"[]", e)
-			}
-		case string:
-			out[prefix+":string"] = true
-		case float64:
-			out[prefix+":number"] = true
-		case bool:
-			out[prefix+":bool"] = true
-		default:
-			out[prefix+":null"] = true
-		}
-	}
-	walk("", v)
-	return out
+	return sh
 }
 
 // TestBenchSMB: nasemu bench --target smb://... runs cdm and diskspd
