@@ -80,17 +80,19 @@ type Config struct {
 	ClientOp time.Duration `yaml:"client_op"`
 
 	// ServerRequest is the protocol server's CPU time per request on the
-	// NAS beyond what the NAS charges for any request: Samba's smbd reads,
-	// parses, dispatches and answers each SMB request in user space. It is
-	// charged on the NAS's cores when the NAS device has them (Computer).
-	// Default: SMB 15 µs, iSCSI 10 µs (the kernel target's per-command
-	// work on the connection's threads), scaled by the NAS CPU's relative
-	// cost. Use a negative value for none.
+	// NAS, stated for one core of a ~3 GHz x86 server (the NAS's own
+	// cores take nas.CPU.RelativeCost times as long), beyond what the NAS
+	// charges for any request: Samba's smbd reads, parses, dispatches and
+	// answers each SMB request in user space. It is charged on the NAS's
+	// cores when the NAS device has them (Computer). Default: SMB 15 µs,
+	// iSCSI 10 µs (the kernel target's per-command work on the
+	// connection's threads). Use a negative value for none.
 	ServerRequest time.Duration `yaml:"server_request"`
 	// ServerFileOp is smbd's further CPU time per metadata request
 	// (CREATE, QUERY_INFO, SET_INFO, CLOSE): share-mode and lease
 	// databases, DOS attributes and NT ACLs in extended attributes, change
-	// notification. Default 80 µs. Use a negative value for none.
+	// notification. Default 80 µs on the same reference core, scaled
+	// likewise. Use a negative value for none.
 	ServerFileOp time.Duration `yaml:"server_file_op"`
 }
 

@@ -74,15 +74,11 @@ func New(cfg Config, l *link.Link, nas models.Device) (*Device, error) {
 	}
 	cfg = cfg.Defaults()
 	if sc, ok := nas.(Scaler); ok {
-		// Setups carry their defaults filled in, so the x86 default
-		// values themselves mark costs nobody stated.
+		// Server costs are stated for a reference x86 core; the NAS's
+		// own cores take RelativeCost times as long.
 		if rc := sc.RelativeCost(); rc > 0 {
-			if cfg.ServerRequest == DefaultSMBServerRequest || cfg.ServerRequest == DefaultISCSIServerRequest {
-				cfg.ServerRequest = time.Duration(float64(cfg.ServerRequest) * rc)
-			}
-			if cfg.ServerFileOp == DefaultSMBServerFileOp {
-				cfg.ServerFileOp = time.Duration(float64(cfg.ServerFileOp) * rc)
-			}
+			cfg.ServerRequest = scaleCost(cfg.ServerRequest, rc)
+			cfg.ServerFileOp = scaleCost(cfg.ServerFileOp, rc)
 		}
 	}
 	if l == nil {
@@ -118,6 +114,15 @@ func New(cfg Config, l *link.Link, nas models.Device) (*Device, error) {
 		d.fs = newClientFS(nas.Capacity())
 	}
 	return d, nil
+}
+
+// scaleCost scales a server cost stated for the reference core by rc; a
+// negative cost (none) stays as it is.
+func scaleCost(d time.Duration, rc float64) time.Duration {
+	if d <= 0 {
+		return d
+	}
+	return time.Duration(float64(d) * rc)
 }
 
 // Config returns the configuration, defaults filled in.
