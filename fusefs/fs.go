@@ -45,7 +45,28 @@ type Options struct {
 	// request); negative means none. It is wall time: with a time scale,
 	// it is scaled into model time.
 	Compensation time.Duration
+	// Front is what serves the mount to its clients; it decides which
+	// FUSE calls are client requests that the model charges.
+	Front Front
 }
+
+// Front is what stands between the mount and the clients of the share.
+type Front int
+
+const (
+	// FrontDirect: the clients use the mount directly, so every FUSE call
+	// is a client's request; lookups, getattrs and setattrs are charged as
+	// the protocol's stat.
+	FrontDirect Front = iota
+	// FrontSMB: smbd serves the mount. It makes several FUSE calls for one
+	// SMB request (a client's create-write-close of a file costs smbd two
+	// lookups, a getattr, two setattrs, the create and the release), and
+	// the name and attribute calls among them are part of the client's
+	// CREATE, QUERY_INFO or CLOSE, which the create, open and release
+	// charge. So lookups, getattrs and setattrs are not charged: the model
+	// charges each client request once, as it does in virtual time.
+	FrontSMB
+)
 
 // FS is an emulated share: a backing directory, served through FUSE, whose
 // operations are charged to a volume.
@@ -59,6 +80,7 @@ type FS struct {
 	replacement  func(member int) (models.Device, error)
 	early        *earlyClock
 	compensation time.Duration // as in Options
+	front        Front
 
 	mu    sync.Mutex // guards alloc
 	alloc *extent.Allocator
@@ -101,7 +123,7 @@ func New(model models.Device, clock emu.Clock, backing string, opts Options) (*F
 	if err != nil {
 		return nil, err
 	}
-	f := &FS{backing: backing, vol: vol, early: early, compensation: opts.Compensation, replacement: opts.Replacement, log: opts.Logger, metrics: opts.Metrics, debug: opts.Debug}
+	f := &FS{backing: backing, vol: vol, early: early, compensation: opts.Compensation, replacement: opts.Replacement, front: opts.Front, log: opts.Logger, metrics: opts.Metrics, debug: opts.Debug}
 	f.undo.limit = opts.UndoLimit
 	f.undo.files = map[uint64]*undoFile{}
 	if f.alloc, err = loadState(backing, model.Capacity(), f.log); err != nil {
@@ -143,6 +165,16 @@ func (f *FS) Layout(path string) (fileExtents, freeRuns int, err error) {
 // charge submits a file operation to the model and waits for it.
 func (f *FS) charge(op models.Op) syscall.Errno {
 	return toErrno(f.vol.Charge(models.Request{Op: op}))
+}
+
+// chargeAttr charges a name or attribute call (lookup, getattr, setattr)
+// as a stat, unless the front folds such calls into the client request
+// that made them (see Front).
+func (f *FS) chargeAttr() syscall.Errno {
+	if f.front == FrontSMB {
+		return 0
+	}
+	return f.charge(models.Stat)
 }
 
 // mapRange returns the extents of [off, off+n) of a file, allocating holes
@@ -314,33 +346,33 @@ func (n *node) path() string { return filepath.Join(n.fs.backing, n.Path(nil)) }
 // file, which the share does not show.
 func (n *node) hidden(name string) bool { return strings.HasPrefix(name, StateFile) && n.IsRoot() }
 
-// Lookup implements fs.NodeLookuper, charged as a Stat.
+// Lookup implements fs.NodeLookuper, charged as a Stat (see chargeAttr).
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (_ *fs.Inode, errno syscall.Errno) {
 	defer n.fs.metrics.begin(opLookup)(0, &errno)
 	if n.hidden(name) {
 		return nil, syscall.ENOENT
 	}
-	if errno = n.fs.charge(models.Stat); errno != 0 {
+	if errno = n.fs.chargeAttr(); errno != 0 {
 		return nil, errno
 	}
 	return n.LoopbackNode.Lookup(ctx, name, out)
 }
 
-// Getattr implements fs.NodeGetattrer, charged as a Stat.
+// Getattr implements fs.NodeGetattrer, charged as a Stat (see chargeAttr).
 func (n *node) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut) (errno syscall.Errno) {
 	defer n.fs.metrics.begin(opGetattr)(0, &errno)
-	if errno = n.fs.charge(models.Stat); errno != 0 {
+	if errno = n.fs.chargeAttr(); errno != 0 {
 		return errno
 	}
 	return n.LoopbackNode.Getattr(ctx, fh, out)
 }
 
 // Setattr implements fs.NodeSetattrer, charged as a Stat (SMB's set-info
-// costs what a query does); a truncation frees the blocks past the new
+// costs what a query does; see chargeAttr); a truncation frees the blocks past the new
 // size.
 func (n *node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) (errno syscall.Errno) {
 	defer n.fs.metrics.begin(opSetattr)(0, &errno)
-	if errno = n.fs.charge(models.Stat); errno != 0 {
+	if errno = n.fs.chargeAttr(); errno != 0 {
 		return errno
 	}
 	if errno = n.LoopbackNode.Setattr(ctx, fh, in, out); errno != 0 {
