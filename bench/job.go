@@ -107,6 +107,11 @@ type Job struct {
 	// to end and closed before the next one, the way a file manager copies.
 	FileByFile bool
 	Unlink     bool // remove the files when the job ends
+	// ValidData: the tool creates a file it reads by setting its valid
+	// data length, without writing it, where the target allows
+	// (diskspd's SetFileValidData; see ValidDataLayouter); elsewhere the
+	// file is written, as fio's layout does.
+	ValidData bool
 
 	Fsync    int  // flush after every Fsync writes (0: never)
 	EndFsync bool // flush each file when the job's I/O is done

@@ -448,8 +448,20 @@ func newStream(t Target, jr *jobRun, inst int, laid map[string]laidOut, seed uin
 		case ok && got.size >= size && size > 0 && (got.fill || !j.reads()): // another job of the group laid it out
 		default:
 			var err error
-			if size, err = t.Layout(name, size, j.reads()); err != nil {
-				return nil, fmt.Errorf("job %q: %w", j.Name, err)
+			valid := false
+			if v, ok := t.(ValidDataLayouter); ok && j.ValidData && j.reads() {
+				var got int64
+				if got, valid, err = v.LayoutValid(name, size); err != nil {
+					return nil, fmt.Errorf("job %q: %w", j.Name, err)
+				}
+				if valid {
+					size = got
+				}
+			}
+			if !valid {
+				if size, err = t.Layout(name, size, j.reads()); err != nil {
+					return nil, fmt.Errorf("job %q: %w", j.Name, err)
+				}
 			}
 			laid[name] = laidOut{size, j.reads()}
 		}

@@ -57,9 +57,10 @@ type extent struct {
 }
 
 var (
-	_ Target        = (*Sim)(nil)
-	_ CounterSource = (*Sim)(nil)
-	_ Describer     = (*Sim)(nil)
+	_ Target            = (*Sim)(nil)
+	_ CounterSource     = (*Sim)(nil)
+	_ Describer         = (*Sim)(nil)
+	_ ValidDataLayouter = (*Sim)(nil)
 )
 
 const (
@@ -125,6 +126,37 @@ func (s *Sim) Layout(name string, size int64, fill bool) (int64, error) {
 		e.filled = true
 	}
 	return e.size, nil
+}
+
+// validDataSetter is implemented by a device whose client filesystem can
+// make a file's bytes valid without writing them (package proto: NTFS on
+// an iSCSI LUN or a local volume).
+type validDataSetter interface {
+	SetsValidData() bool
+}
+
+// LayoutValid implements ValidDataLayouter: where the device's client
+// filesystem can set a file's valid data length (validDataSetter), the
+// file is placed and counts as filled without a write; the model sees no
+// I/O for it (a NAS with sparse files then reads it as holes).
+func (s *Sim) LayoutValid(name string, size int64) (int64, bool, error) {
+	v, ok := s.dev.(validDataSetter)
+	if !ok || !v.SetsValidData() || size == 0 {
+		return 0, false, nil
+	}
+	e := s.files[name]
+	if e != nil && e.size >= size {
+		return e.size, true, nil
+	}
+	if e != nil {
+		s.release(name)
+	}
+	e, err := s.allocate(name, size)
+	if err != nil {
+		return 0, false, err
+	}
+	e.filled = true
+	return e.size, true, nil
 }
 
 func (s *Sim) allocate(name string, size int64) (*extent, error) {

@@ -32,7 +32,9 @@ var suites = []SuiteInfo{
 		"with IOmeter's default 1 outstanding I/O, unbuffered, on a 1 GiB test file (iobw.tst), 30 s each.", jobs: iometer},
 	{Name: "diskspd", Doc: "diskspd -b4K -r -t8 -o2 -d120 -W5 -c4G -Sh, once with -w0 (reads) and once with -w100 (writes), " +
 		"as review 003 ran it: 4 KiB random, 8 threads on one 4 GiB file, 120 s after diskspd's default 5 s warm-up. " +
-		"The review does not give the outstanding I/O per thread; -o2 is diskspd's default.", jobs: diskspd},
+		"The review does not give the outstanding I/O per thread; -o2 is diskspd's default. diskspd -c creates the file " +
+		"with SetFileValidData where it can (a local NTFS volume or an iSCSI LUN's, run elevated) and writes it where it " +
+		"cannot (an SMB share).", jobs: diskspd},
 	{Name: "copy", Doc: "A file manager's copy (Windows Explorer in review 003): upload then download of 1 × 2 GiB, " +
 		"1000 × 2 MiB and 10000 × 2 KiB files. Upload creates each file, writes it sequentially in 1 MiB chunks " +
 		"and closes it; download opens, reads and closes it; one file at a time, buffered. Reports MB/s and files/s.", jobs: copySuite},
@@ -157,7 +159,7 @@ func diskspd() []Job {
 		}
 		jobs = append(jobs, Job{
 			Name: "diskspd 4K random " + dir + " T8 O2", RW: rw, BS: 4 * kib, IODepth: 2, NumJobs: 8,
-			Filename: "diskspd.dat", Size: 4 * gib, Direct: true, TimeBased: true,
+			Filename: "diskspd.dat", Size: 4 * gib, Direct: true, TimeBased: true, ValidData: true,
 			Runtime: 120 * time.Second, RampTime: 5 * time.Second, Stonewall: true,
 		})
 	}

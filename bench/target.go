@@ -85,6 +85,17 @@ type Describer interface {
 	Description() string
 }
 
+// ValidDataLayouter is implemented by targets on which a tool can create a
+// file by setting its valid data length instead of writing it, as diskspd
+// does with SetFileValidData on a local NTFS volume (an iSCSI LUN's
+// included; an SMB share cannot, and diskspd then writes the file).
+// LayoutValid lays the named file out that way and reports true, or
+// reports false when the target's filesystem cannot (the caller then
+// lays it out with Layout).
+type ValidDataLayouter interface {
+	LayoutValid(name string, size int64) (int64, bool, error)
+}
+
 // OpenOptions are passed to every factory.
 type OpenOptions struct {
 	Seed uint64 // seeds models of simulated targets

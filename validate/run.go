@@ -13,15 +13,18 @@ import (
 
 	"github.com/nasemu/nasemu/bench"
 	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/proto"
 	"github.com/nasemu/nasemu/models/setup"
 )
 
 // Builder builds the device of a setup (a built-in name or a file) with a
-// seed. direct says that the workload's I/O is unbuffered (fio direct=1,
-// diskspd -Sh, IOmeter): the NAS then serves it around its page cache
-// (nas.Config.DirectIO), as a server does for a client that opens its
-// files unbuffered and write-through. The bench's sim target does not pass
-// a job's direct flag to the model, so the run asks for it here.
+// seed. direct says that the workload's I/O is unbuffered and
+// write-through (fio direct=1, diskspd -Sh, IOmeter). A client on the
+// machine itself then bypasses the page cache (nas.Config.DirectIO); a
+// remote client's flags bypass only its own cache: the file server still
+// reads through its page cache and writes through to the storage
+// (nas.Config.WriteThrough). The bench's sim target does not pass a job's
+// direct flag to the model, so the run asks for it here.
 type Builder func(setup string, seed uint64, direct bool) (models.Device, error)
 
 // SetupBuilder returns the Builder of setups that load names: a setup
@@ -45,13 +48,33 @@ func SetupBuilder(load func(name string) (*setup.Setup, error)) Builder {
 			}
 			s = s.WithDriveCapacity(b)
 		}
-		if direct && s.NAS != nil {
-			nasCfg := *s.NAS
-			nasCfg.Config.DirectIO = true
-			s.NAS = &nasCfg
+		if direct {
+			s = unbuffered(s)
 		}
 		return s.Build(seed)
 	}
+}
+
+// unbuffered returns s as it serves a client whose I/O is unbuffered and
+// write-through: a client on the machine itself (protocol local) bypasses
+// the page cache (nas.Config.DirectIO); a remote client's flags only
+// bypass its own cache, and the file server, which reads and writes
+// through its page cache (Samba has no O_DIRECT path; DSM's iSCSI LUNs
+// are files on its volume), honours the write-through flag
+// (nas.Config.WriteThrough). s itself is not changed.
+func unbuffered(s *setup.Setup) *setup.Setup {
+	if s.NAS == nil {
+		return s
+	}
+	c := *s
+	nasCfg := *s.NAS
+	if s.Protocol.Protocol == "" || s.Protocol.Protocol == proto.Local {
+		nasCfg.Config.DirectIO = true
+	} else {
+		nasCfg.Config.WriteThrough = true
+	}
+	c.NAS = &nasCfg
+	return &c
 }
 
 // Options control Run.

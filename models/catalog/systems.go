@@ -121,6 +121,10 @@ func ds1817() System {
 			// unencrypted; large encrypted copies still ~103 MB/s) are the
 			// signature of synchronous writes with flushes, not of CPU.
 			CryptoWriteThrough: true,
+			// DSM's volumes are ext4 or Btrfs, and its iSCSI LUNs are
+			// files on them (thin or preallocated): data never written
+			// reads as zeros without touching the drives.
+			SparseFiles: true,
 			DriveBus: nas.BusConfig{
 				Name: "SoC SATA + PCIe 2.0 SATA controllers (assumed Gen2 x4 total)",
 				Rate: models.Bytes(nas.PCIeRate(2, 4)), PortRate: models.Bytes(nas.SATA3),
@@ -133,8 +137,10 @@ func ds1817() System {
 		Notes: "Uncertain: the PCIe slot's electrical width (x8 slot; believed x4 link), the crypto engine's rate, " +
 			"how the 8 bays reach the SoC (assumed a shared Gen2 x4 cap), and the filesystem (Btrfs data checksums " +
 			"are off here; set cpu.checksum_rate ~600MB to model them). Review 003 does not say whether its unit " +
-			"had the stock 2 GB: with 2 GB only ~1/3 of the 4 GB diskspd file fits in the page cache, which cannot " +
-			"explain its 5–7k random-read IOPS on HDD arrays; with 8 GB (ram: 8GiB) the file fits.",
+			"had the stock 2 GB: with 2 GB about a third of the 4 GB diskspd file stays in the page cache after " +
+			"diskspd writes it over SMB, which gives the RAID 5, SHR and JBOD HDD arrays' 0.9–1.6k random-read " +
+			"IOPS but not the RAID 0/1/10 arrays' 5–7k. Over iSCSI diskspd creates the file with SetFileValidData " +
+			"(nothing written), so the LUN's blocks are holes and the HDD arrays read at the SSD arrays' rate.",
 	}
 }
 

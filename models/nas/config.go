@@ -111,6 +111,26 @@ type Config struct {
 	// DirectIO: data requests bypass the page cache (fio direct=1, diskspd
 	// -Sh, block iSCSI LUNs). Metadata still goes through it.
 	DirectIO bool `yaml:"direct_io"`
+	// WriteThrough: each data write is written to the storage before it
+	// is acknowledged; the pages stay cached, clean, and reads still go
+	// through the page cache. This is how a file server serves a remote
+	// client that opens its file unbuffered and write-through (diskspd
+	// -Sh, IOmeter, fio direct=1 on an SMB share or an iSCSI LUN): the
+	// client's flags bypass the client's own cache, but the server (Samba,
+	// a file-backed iSCSI LUN) reads and writes through its page cache,
+	// honouring only the write-through flag (SMB2_WRITEFLAG_WRITE_THROUGH,
+	// SCSI FUA). The storage's own write cache is not flushed. DirectIO
+	// (the client on the machine itself) takes precedence.
+	WriteThrough bool `yaml:"write_through"`
+	// SparseFiles: the NAS's filesystem keeps file data that was never
+	// written as holes or unwritten extents (ext4, Btrfs and XFS do, for
+	// sparse files and for preallocated ones alike; an iSCSI LUN on a
+	// Synology or QNAP volume is such a file): reading it returns zeros
+	// without reading the storage. The controller tracks which parts of the
+	// storage data has been written to, in granules of at least a page (a
+	// bitmap of at most 4 MiB), and serves reads of parts never written
+	// from memory. Off for a server whose clients read a raw volume.
+	SparseFiles bool `yaml:"sparse_files"`
 	// Local: the clients run on the machine itself (protocol local), so no
 	// network stack costs are charged.
 	Local bool `yaml:"local"`

@@ -40,7 +40,13 @@
 // by a flush before it is acknowledged.
 //
 // DirectIO makes data requests bypass the page cache (fio direct=1,
-// ezFIO's runs on review 002's server).
+// ezFIO's runs on review 002's server). WriteThrough is what a file
+// server does for a remote client's unbuffered, write-through I/O: reads
+// still go through the server's page cache, writes reach the storage
+// before they are acknowledged. With SparseFiles the controller tracks
+// which parts of the storage data was ever written to and serves reads of
+// the rest as holes, without the storage (how ext4 and Btrfs read sparse
+// or preallocated files, a file-backed iSCSI LUN among them).
 //
 // # Writeback
 //

@@ -2,8 +2,10 @@ package nas
 
 import (
 	"fmt"
-	"github.com/nasemu/nasemu/models/timeline"
+	"math/bits"
 	"time"
+
+	"github.com/nasemu/nasemu/models/timeline"
 
 	"github.com/nasemu/nasemu/models"
 )
@@ -33,6 +35,11 @@ type Controller struct {
 	journalOpen         time.Duration
 
 	last time.Duration // latest completion seen, for utilisation
+
+	// written has a bit per granule (1<<gShift bytes) of the storage that
+	// data has been written to (SparseFiles); nil without SparseFiles.
+	written []uint64
+	gShift  uint
 
 	hits, misses, writebackBytes, metadataOps, journalBytes int64
 }
@@ -86,7 +93,41 @@ func New(cfg Config, storage models.Device) (*Controller, error) {
 	c.journalBase = end - meta
 	c.metaBase = (c.journalBase + c.journalSize) / c.ps
 	c.metaPages = (end - c.journalBase - c.journalSize) / c.ps
+	if cfg.SparseFiles {
+		c.gShift = uint(bits.TrailingZeros64(uint64(c.ps)))
+		for c.cap>>c.gShift > maxGranules {
+			c.gShift++
+		}
+		c.written = make([]uint64, (c.cap>>c.gShift)/64+1)
+	}
 	return c, nil
+}
+
+// maxGranules bounds the written bitmap of SparseFiles to 4 MiB.
+const maxGranules = 1 << 25
+
+// markWritten records that data was written to [off, off+n).
+func (c *Controller) markWritten(off, n int64) {
+	if c.written == nil || n <= 0 {
+		return
+	}
+	for g := off >> c.gShift; g <= (off+n-1)>>c.gShift; g++ {
+		c.written[g>>6] |= 1 << (g & 63)
+	}
+}
+
+// unwritten reports whether no data was ever written to [off, off+n) of a
+// SparseFiles filesystem: it reads as zeros, without the storage.
+func (c *Controller) unwritten(off, n int64) bool {
+	if c.written == nil || n <= 0 {
+		return false
+	}
+	for g := off >> c.gShift; g <= (off+n-1)>>c.gShift; g++ {
+		if c.written[g>>6]&(1<<(g&63)) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Capacity implements models.Device.
@@ -153,6 +194,11 @@ func (c *Controller) Submit(at time.Duration, r models.Request) (time.Duration, 
 // decrypted and sent after the storage returns it.
 func (c *Controller) directRead(at time.Duration, r models.Request) (time.Duration, error) {
 	p := &c.cfg.CPU
+	if c.unwritten(r.Offset, r.Length) {
+		// A hole: zeros, no storage I/O.
+		t := c.cpu.run(at, p.PerRequest+c.netRequest())
+		return c.dataPath(t, 0, r.Length, wCopy|wNet), nil
+	}
 	t := c.cpu.run(at, p.PerRequest+c.netRequest()+p.PerIO)
 	d, err := c.storage.Submit(t, r)
 	if err != nil {
@@ -165,6 +211,7 @@ func (c *Controller) directRead(at time.Duration, r models.Request) (time.Durati
 func (c *Controller) directWrite(at time.Duration, r models.Request) (time.Duration, error) {
 	p := &c.cfg.CPU
 	t := c.dataPath(at, p.PerRequest+c.netRequest()+p.PerIO, r.Length, wNet|wSum|wCrypt)
+	c.markWritten(r.Offset, r.Length)
 	return c.storage.Submit(t, r)
 }
 
@@ -228,13 +275,19 @@ func (c *Controller) read(at time.Duration, r models.Request) (time.Duration, er
 	}
 	off := lo * c.ps
 	n := min((hi+1)*c.ps, c.cap) - off
-	t1 := c.cpu.run(t, p.PerIO)
-	d, err := c.storage.Submit(t1, models.Request{Op: models.Read, Offset: off, Length: n, Flow: r.Flow})
-	if err != nil {
-		return d, err
+	var got time.Duration
+	if c.unwritten(off, n) {
+		got = c.dataPath(t, 0, n, wCopy) // zero-filled pages
+	} else {
+		t1 := c.cpu.run(t, p.PerIO)
+		d, err := c.storage.Submit(t1, models.Request{Op: models.Read, Offset: off, Length: n, Flow: r.Flow})
+		if err != nil {
+			return d, err
+		}
+		// Verify and decrypt what was read.
+		got = c.dataPath(d, 0, n, wSum|wCrypt)
 	}
-	// Verify and decrypt what was read, then copy out what was asked for.
-	got := c.dataPath(d, 0, n, wSum|wCrypt)
+	// Copy out what was asked for.
 	done := c.dataPath(got, 0, r.Length, wCopy|wNet)
 	for pg := lo; pg <= hi; pg++ {
 		if c.pc.lookup(pg) >= 0 {
@@ -266,12 +319,17 @@ func (c *Controller) readAhead(t time.Duration, pos int64) error {
 	}
 	off := lo * c.ps
 	n := min((hi+1)*c.ps, c.cap) - off
-	t = c.cpu.run(t, c.cfg.CPU.PerIO)
-	d, err := c.storage.Submit(t, models.Request{Op: models.Read, Offset: off, Length: n})
-	if err != nil {
-		return err
+	var d time.Duration
+	if c.unwritten(off, n) {
+		d = c.dataPath(t, 0, n, wCopy) // zero-filled pages
+	} else {
+		t = c.cpu.run(t, c.cfg.CPU.PerIO)
+		var err error
+		if d, err = c.storage.Submit(t, models.Request{Op: models.Read, Offset: off, Length: n}); err != nil {
+			return err
+		}
+		d = c.dataPath(d, 0, n, wSum|wCrypt)
 	}
-	d = c.dataPath(d, 0, n, wSum|wCrypt)
 	for pg := lo; pg <= hi; pg++ {
 		if _, err := c.insert(t, pg, d); err != nil {
 			return err
@@ -311,17 +369,25 @@ func (c *Controller) write(at time.Duration, r models.Request) (time.Duration, e
 			continue
 		}
 		c.misses++
-		d, err := c.readPage(t, pg)
-		if err != nil {
-			return d, err
+		if c.unwritten(pg*c.ps, min(c.ps, c.cap-pg*c.ps)) {
+			// A hole: the page starts as zeros.
+			if _, err := c.insert(t, pg, t); err != nil {
+				return t, err
+			}
+		} else {
+			d, err := c.readPage(t, pg)
+			if err != nil {
+				return d, err
+			}
+			t = max(t, d)
 		}
-		t = max(t, d)
 		if p0 == p1 {
 			break
 		}
 	}
-	if c.cfg.Encrypted && c.cfg.CryptoWriteThrough {
-		return c.writeThrough(t, r, p0, p1)
+	c.markWritten(r.Offset, r.Length)
+	if sync := c.cfg.Encrypted && c.cfg.CryptoWriteThrough; sync || c.cfg.WriteThrough {
+		return c.writeThrough(t, r, p0, p1, sync)
 	}
 	var grow int64
 	for pg := p0; pg <= p1; pg++ {
@@ -349,9 +415,10 @@ func (c *Controller) write(at time.Duration, r models.Request) (time.Duration, e
 	return t, nil
 }
 
-// writeThrough writes r to the storage at once, encrypted, and flushes the
-// storage before the write is acknowledged; the pages stay cached, clean.
-func (c *Controller) writeThrough(t time.Duration, r models.Request, p0, p1 int64) (time.Duration, error) {
+// writeThrough writes r to the storage at once (encrypted on an encrypted
+// share) and, with flush, flushes the storage before the write is
+// acknowledged; the pages stay cached, clean.
+func (c *Controller) writeThrough(t time.Duration, r models.Request, p0, p1 int64, flush bool) (time.Duration, error) {
 	for pg := p0; pg <= p1; pg++ {
 		s := c.pc.lookup(pg)
 		if s < 0 {
@@ -369,7 +436,7 @@ func (c *Controller) writeThrough(t time.Duration, r models.Request, p0, p1 int6
 	t = c.dataPath(t, c.cfg.CPU.PerIO, r.Length, wSum|wCrypt)
 	c.writebackBytes += r.Length
 	d, err := c.storage.Submit(t, models.Request{Op: models.Write, Offset: r.Offset, Length: r.Length, Flow: r.Flow})
-	if err != nil {
+	if err != nil || !flush {
 		return d, err
 	}
 	return c.storage.Submit(d, models.Request{Op: models.Flush, Flow: r.Flow})
@@ -404,6 +471,14 @@ func (c *Controller) readPage(t time.Duration, pg int64) (time.Duration, error) 
 // data is discarded) and passes the trim down.
 func (c *Controller) trim(at time.Duration, r models.Request) (time.Duration, error) {
 	t := c.cpu.run(at, c.cfg.CPU.PerRequest+c.netRequest())
+	if c.written != nil && r.Length > 0 {
+		// The filesystem punches a hole: granules wholly inside the range
+		// read as zeros again.
+		g := int64(1) << c.gShift
+		for x := (r.Offset + g - 1) >> c.gShift; (x+1)<<c.gShift <= r.End(); x++ {
+			c.written[x>>6] &^= 1 << (x & 63)
+		}
+	}
 	if r.Length > 0 {
 		p0, p1 := (r.Offset+c.ps-1)/c.ps, r.End()/c.ps // whole pages only
 		if p1-p0 <= int64(c.pc.len()) {

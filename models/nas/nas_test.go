@@ -497,3 +497,104 @@ func BenchmarkSubmit(b *testing.B) {
 		})
 	}
 }
+
+// flushCounter counts the flushes a storage device gets.
+type flushCounter struct {
+	models.Device
+	flushes int
+}
+
+func (f *flushCounter) Submit(at time.Duration, r models.Request) (time.Duration, error) {
+	if r.Op == models.Flush {
+		f.flushes++
+	}
+	return f.Device.Submit(at, r)
+}
+
+// WriteThrough (a remote client's write-through flag): each write reaches
+// the storage before it is acknowledged, without a flush of the storage's
+// own cache, and leaves its pages cached and clean; reads still go through
+// the page cache (unlike DirectIO, which bypasses it).
+func TestWriteThrough(t *testing.T) {
+	st, _ := fixed.New(fixed.Config{Capacity: 64 * gib, Units: 4, Read: time.Millisecond, Write: 2 * time.Millisecond, Other: 10 * time.Millisecond})
+	fc := &flushCounter{Device: st}
+	c, err := New(Config{WriteThrough: true}, fc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := c.Submit(0, models.Request{Op: models.Write, Offset: 8192, Length: 4096})
+	if d < 2*time.Millisecond || d > 2*time.Millisecond+200*time.Microsecond {
+		t.Errorf("write-through took %v, want the storage's write (2ms) and no flush (10ms)", d)
+	}
+	if fc.flushes != 0 || get(c, "page_cache_dirty_bytes") != 0 {
+		t.Errorf("%d flushes, %v dirty bytes: want none", fc.flushes, get(c, "page_cache_dirty_bytes"))
+	}
+	r, _ := c.Submit(d, models.Request{Op: models.Read, Offset: 8192, Length: 4096})
+	if r-d > 100*time.Microsecond || get(c, "page_cache_hits") != 1 {
+		t.Errorf("read after a write-through took %v (hits %v), want a page-cache hit", r-d, get(c, "page_cache_hits"))
+	}
+	// A page never written is read from the storage once, then cached.
+	r1, _ := c.Submit(r, models.Request{Op: models.Read, Offset: 1 << 20, Length: 4096})
+	r2, _ := c.Submit(r1, models.Request{Op: models.Read, Offset: 1 << 20, Length: 4096})
+	if r1-r < time.Millisecond || r2-r1 > 100*time.Microsecond {
+		t.Errorf("uncached read %v then cached %v, want ≥ 1ms then a hit", r1-r, r2-r1)
+	}
+	// DirectIO goes around the cache for both.
+	dc, _ := New(Config{DirectIO: true, WriteThrough: true}, hddArray(t))
+	w, _ := dc.Submit(0, models.Request{Op: models.Write, Offset: 8192, Length: 4096})
+	r3, _ := dc.Submit(w, models.Request{Op: models.Read, Offset: 8192, Length: 4096})
+	if r3-w < 8*time.Millisecond || get(dc, "page_cache_hits") != 0 {
+		t.Errorf("direct read after write took %v, want the storage's 8ms", r3-w)
+	}
+}
+
+// SparseFiles: data never written reads as zeros without the storage (a
+// hole, an unwritten extent); once written, or after a trim makes it a
+// hole again, it behaves accordingly. Metadata reads are not affected.
+func TestSparseFiles(t *testing.T) {
+	st, _ := fixed.New(fixed.Config{Capacity: 64 * gib, Units: 4, Read: time.Millisecond, Write: 2 * time.Millisecond})
+	c, err := New(Config{SparseFiles: true, DirectIO: true}, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Duration(0)
+	read := func(off int64) time.Duration {
+		d, err := c.Submit(at, models.Request{Op: models.Read, Offset: off, Length: 4096})
+		if err != nil {
+			t.Fatal(err)
+		}
+		took := d - at
+		at = d
+		return took
+	}
+	if took := read(10 * mib); took >= time.Millisecond {
+		t.Errorf("read of a never-written page took %v, want no storage read", took)
+	}
+	w, _ := c.Submit(at, models.Request{Op: models.Write, Offset: 10 * mib, Length: 4096})
+	at = w
+	if took := read(10 * mib); took < time.Millisecond {
+		t.Errorf("read of a written page took %v, want the storage's 1ms", took)
+	}
+	tr, _ := c.Submit(at, models.Request{Op: models.Trim, Offset: 8 * mib, Length: 8 * mib})
+	at = tr
+	if took := read(10 * mib); took >= time.Millisecond {
+		t.Errorf("read of a trimmed page took %v, want a hole again", took)
+	}
+	// Without SparseFiles every read goes to the storage.
+	plain, _ := New(Config{DirectIO: true}, st)
+	d, _ := plain.Submit(at, models.Request{Op: models.Read, Offset: 20 * mib, Length: 4096})
+	if d-at < time.Millisecond {
+		t.Errorf("read without sparse_files took %v", d-at)
+	}
+	// Buffered: a hole comes into the page cache without a storage read;
+	// file metadata (the inode's page) is still read from the storage.
+	b, _ := New(Config{SparseFiles: true}, st)
+	r, _ := b.Submit(at, models.Request{Op: models.Read, Offset: 30 * mib, Length: 64 * kib})
+	if r-at >= time.Millisecond || get(b, "page_cache_misses") != 16 {
+		t.Errorf("buffered read of a hole took %v (misses %v)", r-at, get(b, "page_cache_misses"))
+	}
+	o, _ := b.Submit(r, models.Request{Op: models.Open, Offset: 30 * mib, Length: 64 * kib})
+	if o-r < time.Millisecond {
+		t.Errorf("open read its inode in %v, want the storage's 1ms", o-r)
+	}
+}

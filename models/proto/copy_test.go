@@ -202,8 +202,8 @@ func TestSMBServerCost(t *testing.T) {
 	cores := func() *coresNAS {
 		return &coresNAS{fakeNAS: fakeNAS{capacity: 64 * gib}, cores: make([]time.Duration, 4)}
 	}
-	base := perFile(Config{Protocol: SMB3, ServerRequest: -1, ServerFileOp: -1}, cores())
-	arm := perFile(Config{Protocol: SMB3, ServerRequest: 45 * time.Microsecond, ServerFileOp: 180 * time.Microsecond}, cores())
+	base := perFile(Config{Protocol: SMB3, ServerRequest: -1, ServerFileOp: -1, ServerWrite: -1}, cores())
+	arm := perFile(Config{Protocol: SMB3, ServerRequest: 45 * time.Microsecond, ServerFileOp: 180 * time.Microsecond, ServerWrite: -1}, cores())
 	want := 7*45*time.Microsecond + 6*180*time.Microsecond
 	t.Logf("smbd at Cortex-A15 costs (45 µs + 180 µs per metadata request) adds %v per file (analytic %v)", arm-base, want)
 	if d := arm - base - want; d < -time.Microsecond || d > time.Microsecond {
@@ -211,5 +211,60 @@ func TestSMBServerCost(t *testing.T) {
 	}
 	if noCPU := perFile(Config{Protocol: SMB3}, &fakeNAS{capacity: 64 * gib}); noCPU-base > time.Microsecond || base-noCPU > time.Microsecond {
 		t.Errorf("a NAS without cores was charged server costs: %v vs %v", noCPU, base)
+	}
+}
+
+// A write costs the serving thread more than a read (the filesystem's
+// buffered-write path runs in the server's write call): with one
+// connection and enough requests outstanding, 4 KiB reads top out at
+// 1/ServerRequest and writes at 1/(ServerRequest+ServerWrite), on SMB and
+// on iSCSI alike, when neither the link (10GbE) nor the NAS (no service
+// time) is the limit.
+func TestServerWriteCost(t *testing.T) {
+	const (
+		req = 45 * time.Microsecond
+		wr  = 24 * time.Microsecond
+		n   = 20000
+	)
+	for _, p := range []string{SMB3, ISCSI} {
+		rate := func(op models.Op) float64 {
+			nas := &coresNAS{fakeNAS: fakeNAS{capacity: 64 * gib}, cores: make([]time.Duration, 4)}
+			d := newStack(t, Config{Protocol: p, ServerRequest: req, ServerWrite: wr}, link.Config{Kind: "10gbe"}, nas)
+			end := closedLoop(t, d, 1, 16, n, func(_, i int) models.Request {
+				return models.Request{Op: op, Offset: int64(i*7919%100000) * 4096, Length: 4096}
+			})
+			return n / end.Seconds()
+		}
+		reads, writes := rate(models.Read), rate(models.Write)
+		wantR, wantW := 1/req.Seconds(), 1/(req+wr).Seconds()
+		t.Logf("%s: reads %.0f IOPS (1/ServerRequest %.0f), writes %.0f (1/(ServerRequest+ServerWrite) %.0f)", p, reads, wantR, writes, wantW)
+		if reads < 0.97*wantR || reads > 1.01*wantR {
+			t.Errorf("%s reads: %.0f IOPS, want ≈ %.0f", p, reads, wantR)
+		}
+		if writes < 0.97*wantW || writes > 1.01*wantW {
+			t.Errorf("%s writes: %.0f IOPS, want ≈ %.0f", p, writes, wantW)
+		}
+	}
+	for _, p := range []string{SMB2, SMB3, ISCSI} {
+		if c := (Config{Protocol: p}).Defaults(); c.ServerWrite != DefaultServerWrite {
+			t.Errorf("%s: default server_write %v, want %v", p, c.ServerWrite, DefaultServerWrite)
+		}
+	}
+	if err := (Config{Protocol: Local, ServerWrite: time.Microsecond}).Validate(); err == nil {
+		t.Error("protocol local accepted a server_write")
+	}
+}
+
+// A tool can create a file without writing it (SetFileValidData) on NTFS
+// over an iSCSI LUN or on the machine's own volume, not on an SMB share.
+func TestSetsValidData(t *testing.T) {
+	for p, want := range map[string]bool{SMB2: false, SMB3: false, ISCSI: true} {
+		d := newStack(t, Config{Protocol: p}, link.Config{Kind: "1gbe"}, &fakeNAS{capacity: 64 * gib})
+		if got := d.SetsValidData(); got != want {
+			t.Errorf("%s: SetsValidData %v, want %v", p, got, want)
+		}
+	}
+	if d := newStack(t, Config{Protocol: Local}, link.Config{Kind: "local"}, &fakeNAS{capacity: 64 * gib}); !d.SetsValidData() {
+		t.Error("local: SetsValidData false")
 	}
 }

@@ -79,8 +79,11 @@
 // Samba's smbd spends ServerRequest of CPU on each request and ServerFileOp
 // more on each metadata request (share modes, leases, DOS attributes and
 // ACLs in extended attributes) on the NAS's cores, before the NAS's own
-// per-request work. The defaults are an x86 core's; a low-power ARM NAS
-// core takes four to five times as long.
+// per-request work. A write costs ServerWrite more on the same thread
+// (the filesystem's buffered-write path runs in smbd's pwrite; the iSCSI
+// target's thread pays it likewise for a file-backed LUN). The defaults
+// are an x86 core's; a low-power ARM NAS core takes four to five times as
+// long.
 //
 // Signing (HMAC-SHA256 on SMB 2, AES-CMAC or AES-GMAC on SMB 3) and
 // encryption (AES-CCM/GCM; an encrypted message also carries a 52-byte

@@ -78,10 +78,18 @@ func (d *Device) iscsiCommand(t time.Duration, s *session, flow int, nasReq mode
 		d.roundTrips++
 	}
 
-	if d.cpu != nil && d.cfg.ServerRequest > 0 {
-		// On the connection's target threads, after their earlier work.
-		s.serverBusy = d.cpu.Compute(max(arrive, s.serverBusy), d.cfg.ServerRequest, 0, 0)
-		arrive = s.serverBusy
+	if d.cpu != nil {
+		// On the connection's target threads, after their earlier work;
+		// a write's filesystem work runs there too (the file-backed
+		// LUN's write is done in the command's context).
+		cost := max(d.cfg.ServerRequest, 0)
+		if nasReq.Op == models.Write {
+			cost += max(d.cfg.ServerWrite, 0)
+		}
+		if cost > 0 {
+			s.serverBusy = d.cpu.Compute(max(arrive, s.serverBusy), cost, 0, 0)
+			arrive = s.serverBusy
+		}
 	}
 	done, err := d.nas.Submit(arrive, nasReq)
 	if err != nil {

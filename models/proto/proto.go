@@ -79,6 +79,7 @@ func New(cfg Config, l *link.Link, nas models.Device) (*Device, error) {
 		if rc := sc.RelativeCost(); rc > 0 {
 			cfg.ServerRequest = scaleCost(cfg.ServerRequest, rc)
 			cfg.ServerFileOp = scaleCost(cfg.ServerFileOp, rc)
+			cfg.ServerWrite = scaleCost(cfg.ServerWrite, rc)
 		}
 	}
 	if l == nil {
@@ -115,6 +116,13 @@ func New(cfg Config, l *link.Link, nas models.Device) (*Device, error) {
 	}
 	return d, nil
 }
+
+// SetsValidData reports whether the client's filesystem can make a file's
+// bytes valid without writing them (Windows' SetFileValidData, which
+// diskspd uses to create its test file): NTFS on an iSCSI LUN or on the
+// machine's own volume can; an SMB share cannot (the redirector does not
+// support it, and diskspd writes the file instead).
+func (d *Device) SetsValidData() bool { return d.proto != protoSMB }
 
 // scaleCost scales a server cost stated for the reference core by rc; a
 // negative cost (none) stays as it is.

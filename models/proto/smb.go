@@ -77,6 +77,8 @@ func (d *Device) smbExchange(t time.Duration, s *session, flow int, reqBody, res
 		cost := max(d.cfg.ServerRequest, 0)
 		if nasReq.Op.IsFileOp() {
 			cost += max(d.cfg.ServerFileOp, 0)
+		} else if nasReq.Op == models.Write {
+			cost += max(d.cfg.ServerWrite, 0)
 		}
 		if cost > 0 {
 			// On the session's smbd thread, after its earlier work.
