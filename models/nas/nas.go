@@ -130,6 +130,23 @@ func (c *Controller) unwritten(off, n int64) bool {
 	return true
 }
 
+// Uncached returns how many page-cache pages of r a read would have to
+// fill: pages not in the page cache (none with DirectIO, which fills none).
+// The protocol above uses it where the filling runs in the thread that
+// serves the request (an iSCSI target's file-backed LUN, proto.Prober).
+func (c *Controller) Uncached(r models.Request) int64 {
+	if c.cfg.DirectIO || r.Length <= 0 || r.Offset < 0 || r.End() > c.cap {
+		return 0
+	}
+	var n int64
+	for pg := r.Offset / c.ps; pg <= (r.End()-1)/c.ps; pg++ {
+		if c.pc.lookup(pg) < 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // Capacity implements models.Device.
 func (c *Controller) Capacity() int64 { return c.cap }
 

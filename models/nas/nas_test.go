@@ -598,3 +598,31 @@ func TestSparseFiles(t *testing.T) {
 		t.Errorf("open read its inode in %v, want the storage's 1ms", o-r)
 	}
 }
+
+// Uncached counts the pages a read would fill: all of a never-read range,
+// none once it has been read (it stays in the page cache), and none under
+// DirectIO, which fills no page cache.
+func TestUncached(t *testing.T) {
+	st, _ := fixed.New(fixed.Config{Capacity: 64 * gib, Units: 4, Read: time.Millisecond, Write: time.Millisecond})
+	c, err := New(Config{}, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := models.Request{Op: models.Read, Offset: 10*mib + 512, Length: 16 << 10}
+	if n := c.Uncached(r); n != 5 {
+		t.Errorf("a never-read 16 KiB at an odd offset: %d uncached pages, want 5", n)
+	}
+	if _, err := c.Submit(0, r); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Uncached(r); n != 0 {
+		t.Errorf("after reading it: %d uncached pages, want 0", n)
+	}
+	if n := c.Uncached(models.Request{Op: models.Read, Offset: 10*mib - 4096, Length: 8192}); n != 1 {
+		t.Errorf("one page before it and its first: %d uncached, want 1", n)
+	}
+	direct, _ := New(Config{DirectIO: true}, st)
+	if n := direct.Uncached(r); n != 0 {
+		t.Errorf("direct I/O: %d uncached pages, want 0", n)
+	}
+}

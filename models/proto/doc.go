@@ -148,6 +148,8 @@
 //	             them), max_recv_data_segment 256 KiB (Open-iSCSI and the
 //	             Windows initiator), queue_depth 128 (Open-iSCSI cmds_max),
 //	             server_request 10 µs (LIO per command, x86; scaled),
+//	             server_miss 2 µs per page a read finds uncached (the
+//	             file-backed LUN's page-cache fill, x86; scaled),
 //	             no digests
 //
 // # Local

@@ -86,6 +86,11 @@ func (d *Device) iscsiCommand(t time.Duration, s *session, flow int, nasReq mode
 		if nasReq.Op == models.Write {
 			cost += max(d.cfg.ServerWrite, 0)
 		}
+		if nasReq.Op == models.Read && d.probe != nil && d.cfg.ServerMiss > 0 {
+			// The file-backed LUN's buffered read fills the missing
+			// pages in this thread.
+			cost += time.Duration(d.probe.Uncached(nasReq)) * d.cfg.ServerMiss
+		}
 		if cost > 0 {
 			s.serverBusy = d.cpu.Compute(max(arrive, s.serverBusy), cost, 0, 0)
 			arrive = s.serverBusy

@@ -96,3 +96,75 @@ func TestISCSIQueueDepth(t *testing.T) {
 		t.Errorf("queue depth 1: %v per 4 KiB read, want at least the NAS's 1 ms plus a round trip", per)
 	}
 }
+
+// cachingNAS is a coresNAS with a page cache the protocol can probe: a
+// page is cached once read.
+type cachingNAS struct {
+	coresNAS
+	cached map[int64]bool
+}
+
+var _ Prober = (*cachingNAS)(nil)
+
+func (c *cachingNAS) Uncached(r models.Request) int64 {
+	var n int64
+	for pg := r.Offset / 4096; pg <= (r.End()-1)/4096; pg++ {
+		if !c.cached[pg] {
+			n++
+		}
+	}
+	return n
+}
+
+func (c *cachingNAS) Submit(at time.Duration, r models.Request) (time.Duration, error) {
+	if r.Op == models.Read {
+		for pg := r.Offset / 4096; pg <= (r.End()-1)/4096; pg++ {
+			c.cached[pg] = true
+		}
+	}
+	return c.coresNAS.Submit(at, r)
+}
+
+// An iSCSI read of a file-backed LUN fills the pages the NAS's page cache
+// lacks in the connection's thread: with one connection and enough
+// commands outstanding, 4 KiB reads of uncached pages top out at
+// 1/(ServerRequest+ServerMiss) and reads of cached ones at
+// 1/ServerRequest, when neither the link (10GbE) nor the NAS is the
+// limit. SMB has no such cost (smbd reads in its aio threads).
+func TestISCSIServerMiss(t *testing.T) {
+	const (
+		req  = 40 * time.Microsecond
+		miss = 8 * time.Microsecond
+		n    = 20000
+	)
+	nas := &cachingNAS{coresNAS: coresNAS{fakeNAS: fakeNAS{capacity: 64 * gib}, cores: make([]time.Duration, 4)}, cached: map[int64]bool{}}
+	d := newStack(t, Config{Protocol: ISCSI, ServerRequest: req, ServerMiss: miss}, link.Config{Kind: "10gbe"}, nas)
+	pass := func() float64 {
+		end := closedLoop(t, d, 1, 16, n, func(_, i int) models.Request {
+			return models.Request{Op: models.Read, Offset: int64(i*7919%n) * 4096, Length: 4096}
+		})
+		return n / end.Seconds()
+	}
+	cold := pass()
+	wantCold := 1 / (req + miss).Seconds()
+	if cold < 0.97*wantCold || cold > 1.01*wantCold {
+		t.Errorf("uncached reads: %.0f IOPS, want ≈ 1/(ServerRequest+ServerMiss) = %.0f", cold, wantCold)
+	}
+	// The same pages again, now cached, on a fresh session.
+	d = newStack(t, Config{Protocol: ISCSI, ServerRequest: req, ServerMiss: miss}, link.Config{Kind: "10gbe"}, nas)
+	nas.cores, nas.busy = make([]time.Duration, 4), 0
+	warm := pass()
+	wantWarm := 1 / req.Seconds()
+	if warm < 0.97*wantWarm || warm > 1.01*wantWarm {
+		t.Errorf("cached reads: %.0f IOPS, want ≈ 1/ServerRequest = %.0f", warm, wantWarm)
+	}
+	t.Logf("4 KiB reads on one connection: %.0f IOPS uncached, %.0f cached", cold, warm)
+	if c := (Config{Protocol: ISCSI}).Defaults(); c.ServerMiss != DefaultISCSIServerMiss {
+		t.Errorf("default iSCSI server_miss %v, want %v", c.ServerMiss, DefaultISCSIServerMiss)
+	}
+	for _, p := range []string{Local, SMB3} {
+		if err := (Config{Protocol: p, ServerMiss: time.Microsecond}).Validate(); err == nil {
+			t.Errorf("protocol %s accepted a server_miss", p)
+		}
+	}
+}

@@ -29,6 +29,14 @@ type Scaler interface {
 	RelativeCost() float64
 }
 
+// Prober is implemented by a device below the protocol that has a page
+// cache (package nas's Controller): Uncached is how many of its pages a
+// read of r would have to fill. The iSCSI target charges ServerMiss for
+// each on the connection's thread.
+type Prober interface {
+	Uncached(r models.Request) int64
+}
+
 // Device is a protocol between a client and the NAS device below it; it is
 // the outermost models.Device of a stack. It is not safe for concurrent use.
 type Device struct {
@@ -36,6 +44,8 @@ type Device struct {
 	link *link.Link
 	nas  models.Device
 	cpu  Computer // the NAS's cores, or nil
+	// probe tells iSCSI reads which pages the NAS's page cache lacks, or nil.
+	probe Prober
 
 	proto    uint8 // protoLocal, protoSMB, protoISCSI
 	maxIO    int64
@@ -80,6 +90,7 @@ func New(cfg Config, l *link.Link, nas models.Device) (*Device, error) {
 			cfg.ServerRequest = scaleCost(cfg.ServerRequest, rc)
 			cfg.ServerFileOp = scaleCost(cfg.ServerFileOp, rc)
 			cfg.ServerWrite = scaleCost(cfg.ServerWrite, rc)
+			cfg.ServerMiss = scaleCost(cfg.ServerMiss, rc)
 		}
 	}
 	if l == nil {
@@ -93,6 +104,7 @@ func New(cfg Config, l *link.Link, nas models.Device) (*Device, error) {
 	}
 	d := &Device{cfg: cfg, link: l, nas: nas, maxIO: int64(cfg.MaxIO)}
 	d.cpu, _ = nas.(Computer)
+	d.probe, _ = nas.(Prober)
 	switch cfg.Protocol {
 	case Local:
 		d.proto = protoLocal

@@ -77,6 +77,12 @@ type Config struct {
 	ProgramTLC time.Duration `yaml:"program_tlc"`
 	ProgramSLC time.Duration `yaml:"program_slc"`
 	Erase      time.Duration `yaml:"erase"`
+	// ProgramSuspend is the die's program/erase suspend latency: a host
+	// read that finds its die programming or erasing suspends the
+	// operation, waits this long for the die to reach a safe point, reads,
+	// and resumes it, which then ends later by the read's time. 0 = the
+	// die does not suspend (reads wait for the program or erase to end).
+	ProgramSuspend time.Duration `yaml:"program_suspend"`
 
 	// SLCCacheMax is the dynamic SLC cache of an empty drive, in host
 	// bytes; it shrinks linearly to SLCCacheMin as the user data grows.
@@ -167,6 +173,8 @@ func (c Config) Validate() error {
 		return cfgErr("program_tlc/program_slc", "must be positive")
 	case c.Erase <= 0:
 		return cfgErr("erase", "must be positive")
+	case c.ProgramSuspend < 0 || c.ProgramSuspend > c.ProgramTLC:
+		return cfgErr("program_suspend", "must be within 0..program_tlc, got %v", c.ProgramSuspend)
 	case c.SLCCacheMax < 0 || c.SLCCacheMin < 0 || c.SLCCacheMin > c.SLCCacheMax:
 		return cfgErr("slc_cache_min", "want 0 <= slc_cache_min <= slc_cache_max")
 	case c.GCFreeBlocks < 2:

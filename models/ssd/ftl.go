@@ -25,7 +25,10 @@ const (
 // die is the per-die FTL state: its timeline, its free blocks, its write
 // frontiers, and greedy GC buckets of its full blocks by valid count.
 type die struct {
-	busy    timeline.Timeline
+	busy timeline.Timeline
+	// sense books host reads when programs and erases can be suspended
+	// (Config.ProgramSuspend): reads queue only behind reads (suspend.go).
+	sense   timeline.Timeline
 	free    []int32 // free block numbers (global), used as a stack
 	hostTLC int32   // open blocks, -1 = none
 	hostSLC int32
@@ -266,6 +269,9 @@ func (d *Drive) readPage(t time.Duration, p, n int64) time.Duration {
 		tR = d.cfg.ReadSLC
 	}
 	x := transfer(n*slotSize, d.cfg.ChannelMBps)
+	if d.cfg.ProgramSuspend > 0 {
+		return d.readSuspending(di, t, tR, x)
+	}
 	start, _ := dd.busy.Reserve(t, tR+x) // the die holds the data until it is out
 	_, end := d.channels[d.channelOf(di)].Reserve(start+tR, x)
 	return end
