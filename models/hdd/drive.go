@@ -51,8 +51,7 @@ type Drive struct {
 	// The queue as the command being submitted found it (see queueAt).
 	qAll, qMedia int
 	qReissued    bool
-	recent       [maxQueueDepth]window
-	recentNext   int
+	recent       recentWindows
 	// Latest completion of any command, and of any media command, given
 	// out so far.
 	recentMaxDone, lastMediaDone float64

@@ -1,5 +1,10 @@
 package hdd
 
+import (
+	"math"
+	"math/bits"
+)
+
 // Native Command Queuing under reservation.
 //
 // A real drive holds up to 32 commands and, each time the head frees up,
@@ -47,11 +52,21 @@ type pending struct {
 	write      bool
 }
 
-// window is one command's span in the drive, for counting the queue.
-type window struct {
-	at, done float64
-	media    bool
+// recentWindows is the span of each of the latest commands in the drive,
+// for counting the queue (see queueAt): a ring, stored as parallel arrays
+// and a bit mask so that the count is a few instructions per command.
+type recentWindows struct {
+	at, done [maxQueueDepth]int64 // arrival and completion, whole ns
+	media    uint32               // bit i: command i used the media
+	next     int                  // the ring position written next
+	// The latest completion among each group of windowGroup consecutive
+	// ring positions: a group that completed more than a command overhead
+	// before t has nothing to count.
+	groupDone [maxQueueDepth / windowGroup]int64
 }
+
+// windowGroup is the size of the groups of recentWindows.groupDone.
+const windowGroup = 8
 
 // queueAt returns how many commands, and how many media commands, are in
 // the drive at time t, counting one arriving then, and whether a media
@@ -62,18 +77,40 @@ func (d *Drive) queueAt(t float64) (all, media int, reissued bool) {
 		// Everything remembered has completed: the common QD1 case.
 		return all, media, t-d.lastMediaDone < d.ovh
 	}
-	for i := range d.recent {
-		w := &d.recent[i]
-		if w.at <= t && t < w.done {
-			all++
-			if w.media {
-				media++
-			}
-		} else if w.media && w.done <= t && t-w.done < d.ovh {
-			reissued = true
+	// Every command's arrival and completion are whole ns (t comes from
+	// a time.Duration, completions are rounded), so they are compared as
+	// integers, and each test is one unsigned comparison: x lies in
+	// [lo, hi) exactly when x − lo < hi − lo as unsigned numbers (for lo ≤
+	// hi; a command never completes before it arrives). The results are
+	// collected as bits and counted at the end, without branches: at a
+	// deep queue whether a window is open is a coin toss for the branch
+	// predictor, and all 32 are tested for every command.
+	// Only commands completing after t − ovh count for anything, and at
+	// a deep queue those are the latest few, so most groups are skipped
+	// whole. (Times are far below 2⁶³ ns apart: no difference overflows.)
+	w := &d.recent
+	ti, ovh := int64(t), uint64(d.ovh)
+	var open, closed uint32 // in the drive at t; completed less than ovh before t
+	for g, last := range w.groupDone {
+		if ti-last >= int64(ovh) {
+			continue
+		}
+		for i := g * windowGroup; i < (g+1)*windowGroup; i++ {
+			open |= b2u(uint64(ti-w.at[i]) < uint64(w.done[i]-w.at[i])) << i
+			closed |= b2u(uint64(ti-w.done[i]) < ovh) << i
 		}
 	}
-	return all, media, reissued
+	all += bits.OnesCount32(open)
+	media += bits.OnesCount32(open & w.media)
+	return all, media, closed&w.media != 0
+}
+
+// b2u is 1 for true and 0 for false (compiled to a flag set, not a branch).
+func b2u(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // remember stores a command's span in the ring of recent commands.
@@ -82,8 +119,16 @@ func (d *Drive) remember(at, done float64, media bool) {
 	if media {
 		d.lastMediaDone = max(d.lastMediaDone, done)
 	}
-	d.recent[d.recentNext] = window{at: at, done: done, media: media}
-	d.recentNext = (d.recentNext + 1) % len(d.recent)
+	w := &d.recent
+	w.at[w.next], w.done[w.next] = int64(at), int64(done)
+	w.media = w.media&^(1<<w.next) | b2u(media)<<w.next
+	g := w.next / windowGroup
+	last := w.done[g*windowGroup]
+	for _, c := range w.done[g*windowGroup+1 : (g+1)*windowGroup] {
+		last = max(last, c)
+	}
+	w.groupDone[g] = last
+	w.next = (w.next + 1) % len(w.at)
 }
 
 // queued reports whether a position starting at byte a is in the queue.
@@ -172,9 +217,9 @@ func (d *Drive) mediaOp(cmd float64, a, b int64, isWrite bool) (end float64, c p
 	return end, c
 }
 
-func abs(x float64) float64 {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
+// abs is |x| by clearing the sign bit (math.Abs) rather than by a branch
+// on the sign: it is taken of the head's travel to every candidate
+// position, inward or outward at random, and a branch on that is
+// mispredicted half the time. (It differs from a branch only for −0,
+// which it makes +0; both are a zero seek.)
+func abs(x float64) float64 { return math.Abs(x) }

@@ -17,7 +17,17 @@ type geometry struct {
 	phase     float64 // spindle angle at t = 0, as ns of rotation
 	cylinders float64 // tracks per surface; |Δx|·cylinders < 1 needs no seek
 	zones     []zone
+
+	// zoneOf's shortcut: the zone holding byte k<<bucketShift is
+	// bucketZone[k], for every k up to capacity>>bucketShift.
+	bucketZone  []uint8
+	bucketShift uint
 }
+
+// zoneBuckets bounds the buckets of geometry.bucketZone: fine enough that
+// a bucket rarely holds a zone boundary (16 zones span 16 to 32 buckets
+// each), small enough to stay in the CPU cache.
+const zoneBuckets = 512
 
 // zone is a band of equal radial width recorded at a constant rate.
 type zone struct {
@@ -71,12 +81,34 @@ func newGeometry(c Config, phase float64) *geometry {
 		start = end
 	}
 	g.cylinders = c.cylinders()
+	for g.capacity>>g.bucketShift >= zoneBuckets {
+		g.bucketShift++
+	}
+	g.bucketZone = make([]uint8, g.capacity>>g.bucketShift+1)
+	for k := range g.bucketZone {
+		g.bucketZone[k] = uint8(g.searchZone(int64(k) << g.bucketShift))
+	}
 	return g
 }
 
-// zoneOf returns the index of the zone holding byte b (the last zone for
-// b == capacity).
+// zoneOf returns the index of the zone holding byte b ≥ 0 (the last zone
+// for b ≥ capacity). It runs several times per command, so instead of a
+// binary search over the zones — whose branches go either way at random
+// for random offsets — it starts from the zone of the start of b's bucket
+// and steps over any zone boundaries between that and b: the same answer
+// as searchZone, at the cost of a shift and a load.
 func (g *geometry) zoneOf(b int64) int {
+	k := min(max(int(b>>g.bucketShift), 0), len(g.bucketZone)-1)
+	i := int(g.bucketZone[k])
+	for i+1 < len(g.zones) && g.zones[i+1].start <= b {
+		i++
+	}
+	return i
+}
+
+// searchZone is zoneOf by binary search: the last zone starting at or
+// before b.
+func (g *geometry) searchZone(b int64) int {
 	zs := g.zones
 	lo, hi := 0, len(zs)-1
 	for lo < hi {

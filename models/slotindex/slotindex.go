@@ -2,17 +2,29 @@
 // table that a cache keeps in parallel slices: the NAS page cache and the
 // SSD cache tier's block directory. Slots are numbered from 0 and only
 // grow; a slot holds at most one key and a key is in at most one slot.
+// Keys are any int64 but −1.
 //
 // The index is open addressing with linear probing and Fibonacci hashing
 // over fixed arrays — no pointers, no allocation per key — kept at most
 // half full, with backward-shift deletion so that no tombstones build up.
+//
+// The tables of a large cache do not fit the CPU caches, and on the hot
+// path (a cache miss: look the key up, evict a slot's key, insert the new
+// one) every array read at a random place is a memory access. So each
+// bucket holds, beside the slot, the key's 32-bit hash: a probe compares
+// hashes in the bucket array itself and reads the slot's key only when
+// they match (almost only when it is the key), and deletion finds the
+// home bucket of the entries it shifts from their hash, without reading
+// their keys.
 package slotindex
 
 // Index is the key → slot map. The zero value is empty and ready to use.
 type Index struct {
-	keys  []int64 // per slot: key + 1; 0 when the slot holds nothing
-	index []int32 // per bucket: slot + 1; 0 when empty. Length: a power of two.
-	shift uint    // 64 - log2(len(index))
+	keys []int64 // per slot: key + 1; 0 when the slot holds nothing
+	// per bucket: 0 when empty, else hash<<32 | (slot + 1). Length: a
+	// power of two, at most 2³².
+	index []uint64
+	shift uint // 32 − log2(len(index)): a hash's home bucket is hash >> shift
 }
 
 // Slots returns how many slots there are.
@@ -39,14 +51,17 @@ func (x *Index) Lookup(k int64) int32 {
 	if len(x.index) == 0 {
 		return -1
 	}
-	mask := uint64(len(x.index) - 1)
-	for i := x.bucket(k); ; i = (i + 1) & mask {
-		s := x.index[i]
-		if s == 0 {
+	h := hash(k)
+	mask := uint32(len(x.index) - 1)
+	for i := h >> x.shift; ; i = (i + 1) & mask {
+		e := x.index[i]
+		if e == 0 {
 			return -1
 		}
-		if x.keys[s-1] == k+1 {
-			return s - 1
+		if uint32(e>>32) == h {
+			if s := slotOf(e); x.keys[s] == k+1 {
+				return s
+			}
 		}
 	}
 }
@@ -56,12 +71,7 @@ func (x *Index) Lookup(k int64) int32 {
 func (x *Index) Assign(s int32, k int64) {
 	x.Clear(s)
 	x.keys[s] = k + 1
-	mask := uint64(len(x.index) - 1)
-	i := x.bucket(k)
-	for x.index[i] != 0 {
-		i = (i + 1) & mask
-	}
-	x.index[i] = s + 1
+	x.place(hash(k), s)
 }
 
 // Clear empties slot s.
@@ -70,9 +80,9 @@ func (x *Index) Clear(s int32) {
 	if k == 0 {
 		return
 	}
-	mask := uint64(len(x.index) - 1)
-	i := x.bucket(k - 1)
-	for x.index[i] != s+1 {
+	mask := uint32(len(x.index) - 1)
+	i := hash(k-1) >> x.shift
+	for uint32(x.index[i]) != uint32(s+1) {
 		i = (i + 1) & mask
 	}
 	// Backward-shift deletion: move later entries of the probe run back
@@ -82,14 +92,14 @@ func (x *Index) Clear(s int32) {
 		j := i
 		for {
 			j = (j + 1) & mask
-			t := x.index[j]
-			if t == 0 {
+			e := x.index[j]
+			if e == 0 {
 				x.keys[s] = 0
 				return
 			}
-			h := x.bucket(x.keys[t-1] - 1)
+			h := uint32(e>>32) >> x.shift
 			if (j > i && (h <= i || h > j)) || (j < i && h <= i && h > j) {
-				x.index[i] = t
+				x.index[i] = e
 				i = j
 				break
 			}
@@ -97,26 +107,36 @@ func (x *Index) Clear(s int32) {
 	}
 }
 
-func (x *Index) bucket(k int64) uint64 {
-	return (uint64(k) * 0x9E3779B97F4A7C15) >> x.shift
+// place puts slot s, whose key hashes to h, in the first free bucket from
+// h's home.
+func (x *Index) place(h uint32, s int32) {
+	mask := uint32(len(x.index) - 1)
+	i := h >> x.shift
+	for x.index[i] != 0 {
+		i = (i + 1) & mask
+	}
+	x.index[i] = uint64(h)<<32 | uint64(uint32(s+1))
 }
 
+// hash is Fibonacci hashing: the top 32 bits of k times 2⁶⁴/φ. Its top
+// log2(buckets) bits are the home bucket.
+func hash(k int64) uint32 {
+	return uint32((uint64(k) * 0x9E3779B97F4A7C15) >> 32)
+}
+
+// slotOf returns the slot of a non-empty bucket entry.
+func slotOf(e uint64) int32 { return int32(uint32(e)) - 1 }
+
 func (x *Index) rehash(size int) {
-	x.index = make([]int32, size)
+	x.index = make([]uint64, size)
 	l := uint(0)
 	for n := size; n > 1; n >>= 1 {
 		l++
 	}
-	x.shift = 64 - l
-	mask := uint64(size - 1)
+	x.shift = 32 - l
 	for s, k := range x.keys {
-		if k == 0 {
-			continue
+		if k != 0 {
+			x.place(hash(k-1), int32(s))
 		}
-		i := x.bucket(k - 1)
-		for x.index[i] != 0 {
-			i = (i + 1) & mask
-		}
-		x.index[i] = int32(s) + 1
 	}
 }

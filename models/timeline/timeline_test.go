@@ -150,8 +150,8 @@ func TestReserveSplitReference(t *testing.T) {
 				t.Fatalf("trial %d step %d: ReserveSplit(%v, %v) = %v, want %v", trial, i, at, d, got, want)
 			}
 			for j := 1; j < tl.n; j++ {
-				if tl.iv[j].start <= tl.iv[j-1].end {
-					t.Fatalf("intervals %d and %d touch: %v", j-1, j, tl.iv[:tl.n])
+				if tl.at(j).start <= tl.at(j-1).end {
+					t.Fatalf("intervals %d and %d touch: %v and %v", j-1, j, *tl.at(j - 1), *tl.at(j))
 				}
 			}
 		}
