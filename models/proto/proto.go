@@ -211,6 +211,7 @@ type session struct {
 	// iSCSI client filesystem: write-behind of file data.
 	behind   window
 	lazyDone time.Duration // when every write-behind write has reached the NAS
+	fileDone time.Duration // when the open file's own data writes have completed
 }
 
 func (d *Device) session(flow int) *session {
