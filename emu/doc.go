@@ -6,7 +6,13 @@
 // real fsync), a models.Device (what it costs) and a Clock (how model time
 // maps onto the wall clock). Every ReadAt, WriteAt, Sync and Trim is charged
 // to the model at its arrival time, done on the store, and returned when the
-// model's completion time has passed.
+// model's completion time has passed. Access serves a request whose bytes
+// the caller moves itself (a filesystem's backing file) and which reaches
+// the volume in several parts (a fragmented file's extents). The clock
+// sleeps on Go's timers, then in the kernel, then spins, so that deadlines
+// are met to microseconds (see WallClock). With Options.ClosedLoop a
+// queue-depth-1 client's own time between requests is not charged: the
+// model sees its requests back to back, as a simulated client issues them.
 //
 // # Invariants
 //

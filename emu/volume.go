@@ -20,8 +20,10 @@ type Volume struct {
 	mu    sync.Mutex // serialises the model
 	model models.Device
 
-	inFlight atomic.Int64
-	stats    [models.Stat + 1]opStats
+	inFlight   atomic.Int64
+	closedLoop time.Duration // as in Options
+	lastDone   atomic.Int64  // latest completion time answered (model ns)
+	stats      [models.Stat + 1]opStats
 }
 
 type opStats struct {
@@ -35,6 +37,21 @@ type Options struct {
 	Clock Clock
 	// Logger receives errors worth a person's attention; nil is quiet.
 	Logger *slog.Logger
+	// ClosedLoop is the longest gap (model time) between one request's
+	// completion and the next request that the model does not see. A
+	// client waiting for each request before it issues the next (queue
+	// depth 1) takes time of its own between them — its processing, the
+	// system calls and, on an emulator, the kernel's and FUSE's handling
+	// of both — which a simulated client does not: it issues the next
+	// request at the completion of the last. A request that arrives while
+	// nothing else is in flight, at most ClosedLoop after the latest
+	// completion (or before it, when the answer went out early to make up
+	// for that handling), is therefore charged at that completion, so the
+	// model sees the request stream the simulated client submits and the
+	// client's throughput is the model's, however noisy the host. A longer
+	// gap is the client's own idle time and is kept. 0 charges every
+	// request at its arrival.
+	ClosedLoop time.Duration
 }
 
 // NewVolume returns a volume that stores its bytes in store and answers when
@@ -49,7 +66,7 @@ func NewVolume(model models.Device, store Store, opts Options) (*Volume, error) 
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Volume{store: store, clock: opts.Clock, log: opts.Logger, model: model}, nil
+	return &Volume{store: store, clock: opts.Clock, log: opts.Logger, model: model, closedLoop: max(0, opts.ClosedLoop)}, nil
 }
 
 // Capacity returns the volume's size in bytes: the model's capacity.
@@ -69,11 +86,34 @@ func (v *Volume) WithModel(fn func(m models.Device, now time.Duration)) {
 	fn(v.model, v.clock.Now())
 }
 
-// charge submits r to the model at the current model time and returns the
-// completion time.
+// arrival returns the model time at which a request arriving now is
+// charged (see Options.ClosedLoop). The caller holds mu and has counted
+// the request in inFlight.
+func (v *Volume) arrival() time.Duration {
+	now := v.clock.Now()
+	if v.closedLoop > 0 && v.inFlight.Load() == 1 {
+		if last := time.Duration(v.lastDone.Load()); last > 0 && now-last <= v.closedLoop {
+			return last
+		}
+	}
+	return now
+}
+
+// completed records that a request completing at done has been answered.
+func (v *Volume) completed(done time.Duration) {
+	for {
+		last := v.lastDone.Load()
+		if int64(done) <= last || v.lastDone.CompareAndSwap(last, int64(done)) {
+			return
+		}
+	}
+}
+
+// charge submits r to the model at its arrival time and returns that time
+// and the completion time.
 func (v *Volume) charge(r models.Request) (at, done time.Duration, err error) {
 	v.mu.Lock()
-	at = v.clock.Now()
+	at = v.arrival()
 	done, err = v.model.Submit(at, r)
 	v.mu.Unlock()
 	if err != nil {
@@ -86,6 +126,7 @@ func (v *Volume) charge(r models.Request) (at, done time.Duration, err error) {
 func (v *Volume) finish(op models.Op, n int64, at, done time.Duration, err error) {
 	if err == nil {
 		v.clock.SleepUntil(done)
+		v.completed(done)
 	}
 	s := &v.stats[op]
 	s.count.Add(1)
@@ -107,6 +148,69 @@ func (v *Volume) do(r models.Request, data func() error) error {
 		err = data()
 	}
 	v.finish(r.Op, r.Length, at, done, err)
+	return err
+}
+
+// Access serves one client request that reaches the volume as several
+// block requests — the extents of a fragmented file, which a filesystem
+// issues together — and whose bytes the caller moves itself. The requests
+// are charged at the same model time (in order, so the model sees them as
+// the client submitted them); then data, if not nil, moves the bytes while
+// the modelled time runs, as the hardware transfers while it works; Access
+// returns when the last of them completes. When the model fails a request,
+// data is not run and Access returns the error at once.
+func (v *Volume) Access(rs []models.Request, data func() error) error {
+	if len(rs) == 0 {
+		if data != nil {
+			return data()
+		}
+		return nil
+	}
+	v.inFlight.Add(1)
+	defer v.inFlight.Add(-1)
+	var buf [8]time.Duration
+	dones := buf[:0]
+	v.mu.Lock()
+	at := v.arrival()
+	var err error
+	for _, r := range rs {
+		var done time.Duration
+		if done, err = v.model.Submit(at, r); err != nil {
+			err = fmt.Errorf("%v: %w", r, err)
+			break
+		}
+		dones = append(dones, done)
+	}
+	v.mu.Unlock()
+	if err == nil && data != nil {
+		err = data()
+	}
+	last := at
+	for _, d := range dones {
+		last = max(last, d)
+	}
+	if err == nil {
+		v.clock.SleepUntil(last)
+		v.completed(last)
+	}
+	// Every part the model saw is counted: as served, or, when the model
+	// failed a part or the data could not be moved, as an error (the
+	// client request failed as a whole).
+	for i, done := range dones {
+		s := &v.stats[rs[i].Op]
+		s.count.Add(1)
+		if err != nil {
+			s.errors.Add(1)
+			continue
+		}
+		s.bytes.Add(rs[i].Length)
+		s.modelNanos.Add(int64(done - at))
+	}
+	if len(dones) < len(rs) {
+		s := &v.stats[rs[len(dones)].Op]
+		s.count.Add(1)
+		s.errors.Add(1)
+	}
 	return err
 }
 

@@ -228,3 +228,127 @@ func timing(t *testing.T, attempt func() error) {
 	}
 	t.Error(err)
 }
+
+// manualClock is a clock that the test moves: SleepUntil jumps to the
+// deadline, Advance stands for a client's own time between requests.
+type manualClock struct {
+	mu  sync.Mutex
+	now time.Duration
+}
+
+func (c *manualClock) Now() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *manualClock) SleepUntil(t time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = max(c.now, t)
+}
+
+func (c *manualClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now += d
+}
+
+// With ClosedLoop, a queue-depth-1 client's own time between requests is
+// not the model's, up to the limit: the model sees its requests back to
+// back, as the sim: target's client issues them. Longer pauses are kept.
+func TestClosedLoop(t *testing.T) {
+	const service, limit = time.Millisecond, 500 * time.Microsecond
+	for _, tc := range []struct {
+		name              string
+		think, closedLoop time.Duration
+		wantGap           time.Duration // between a read's arrival in the model and the previous completion
+	}{
+		{"back to back", 0, limit, 0},
+		{"short think absorbed", 200 * time.Microsecond, limit, 0},
+		{"short think without closed loop", 200 * time.Microsecond, 0, 200 * time.Microsecond},
+		{"long think kept", 800 * time.Microsecond, limit, 800 * time.Microsecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := &manualClock{}
+			rec := &recorder{Device: newFixed(t, fixed.Config{Capacity: 1 << 20, Read: service})}
+			v, err := emu.NewVolume(rec, emu.NewMemStore(1<<20), emu.Options{Clock: clock, ClosedLoop: tc.closedLoop})
+			if err != nil {
+				t.Fatal(err)
+			}
+			clock.Advance(time.Second) // a first request long after the start
+			for range 4 {
+				if _, err := v.ReadAt(make([]byte, 512), 0); err != nil {
+					t.Fatal(err)
+				}
+				clock.Advance(tc.think)
+			}
+			for i := 1; i < len(rec.at); i++ {
+				if gap := rec.at[i] - (rec.at[i-1] + service); gap != tc.wantGap {
+					t.Errorf("read %d arrived %v after the previous completed, want %v", i, gap, tc.wantGap)
+				}
+			}
+			if rec.at[0] != time.Second {
+				t.Errorf("first read charged at %v, want its arrival (1s)", rec.at[0])
+			}
+		})
+	}
+}
+
+// recorder records the arrival times the model sees.
+type recorder struct {
+	models.Device
+	at []time.Duration
+}
+
+func (r *recorder) Submit(at time.Duration, q models.Request) (time.Duration, error) {
+	r.at = append(r.at, at)
+	return r.Device.Submit(at, q)
+}
+
+// A request that arrives while another is in flight is charged at its
+// arrival: with more than one request outstanding the client is not
+// waiting for a completion to issue it.
+func TestClosedLoopOnlyWhenIdle(t *testing.T) {
+	const service = time.Millisecond
+	clock := &manualClock{}
+	rec := &recorder{Device: newFixed(t, fixed.Config{Capacity: 1 << 20, Read: service, Units: 2})}
+	v, _ := emu.NewVolume(rec, emu.NewMemStore(1<<20), emu.Options{Clock: clock, ClosedLoop: 500 * time.Microsecond})
+	clock.Advance(time.Second)
+	v.ReadAt(make([]byte, 512), 0) // completes at 1.001 s
+	clock.Advance(200 * time.Microsecond)
+	err := v.Access([]models.Request{{Op: models.Read, Length: 512}}, func() error {
+		_, err := v.ReadAt(make([]byte, 512), 0) // issued while the first is in flight
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []time.Duration{time.Second, time.Second + service, time.Second + service + 200*time.Microsecond}
+	if !slices.Equal(rec.at, want) {
+		t.Errorf("arrivals %v, want %v", rec.at, want)
+	}
+}
+
+// Access charges the parts of one client request together (an array with
+// two units serves two parts in one service time), moves the data once,
+// and does not move it when the model fails the request.
+func TestAccess(t *testing.T) {
+	clock := &manualClock{}
+	v, _ := emu.NewVolume(newFixed(t, fixed.Config{Capacity: 1 << 20, Read: time.Millisecond, Units: 2}), emu.NewMemStore(1<<20), emu.Options{Clock: clock})
+	moved := 0
+	parts := []models.Request{{Op: models.Read, Offset: 0, Length: 4096}, {Op: models.Read, Offset: 1 << 19, Length: 4096}}
+	if err := v.Access(parts, func() error { moved++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if moved != 1 || clock.Now() != time.Millisecond {
+		t.Errorf("data moved %d times, done at %v; want once, at 1ms (two parts on two units)", moved, clock.Now())
+	}
+	if st := v.Stats(); len(st.Ops) != 1 || st.Ops[0].Count != 2 || st.Ops[0].Bytes != 8192 {
+		t.Errorf("stats %+v, want 2 reads of 8192 bytes", st.Ops)
+	}
+	f, _ := emu.NewVolume(failing{1 << 20}, emu.NewMemStore(1<<20), emu.Options{Clock: clock})
+	if err := f.Access(parts, func() error { moved++; return nil }); !errors.Is(err, models.ErrFailed) || moved != 1 {
+		t.Errorf("Access on a failed model: %v, data moved %d times; want ErrFailed and no move", err, moved-1)
+	}
+}

@@ -48,14 +48,12 @@ func (h *file) Read(ctx context.Context, buf []byte, off int64) (res fuse.ReadRe
 	done := h.fs.metrics.begin(opRead)
 	var ext [4]extent.Extent
 	pieces, errno := h.fs.mapRange(h.ino, off, int64(len(buf)), false, ext[:0])
-	if errno == 0 {
-		errno = h.fs.chargeIO(models.Read, pieces, buf, off)
-	}
 	n := 0
 	if errno == 0 {
-		var err error
-		n, err = syscall.Pread(h.fd, buf, off)
-		errno = toErrno(err)
+		errno = h.fs.chargeIO(models.Read, pieces, func() (err error) {
+			n, err = syscall.Pread(h.fd, buf, off)
+			return err
+		})
 	}
 	done(int64(n), &errno)
 	if errno != 0 {
@@ -77,15 +75,17 @@ func (h *file) Write(ctx context.Context, data []byte, off int64) (written uint3
 		return 0, errno
 	}
 	data = data[:n]
-	if errno = h.fs.chargeIO(models.Write, pieces, data, off); errno != 0 {
+	k := 0
+	errno = h.fs.chargeIO(models.Write, pieces, func() error {
+		if errno := h.fs.undo.save(h, off, int64(len(data))); errno != 0 {
+			return errno
+		}
+		var err error
+		k, err = syscall.Pwrite(h.fd, data, off)
+		return err
+	})
+	if errno != 0 {
 		return 0, errno
-	}
-	if errno = h.fs.undo.save(h, off, int64(len(data))); errno != 0 {
-		return 0, errno
-	}
-	k, err := syscall.Pwrite(h.fd, data, off)
-	if err != nil {
-		return 0, toErrno(err)
 	}
 	return uint32(k), 0
 }
@@ -108,7 +108,7 @@ func (h *file) Fsync(ctx context.Context, flags uint32) (errno syscall.Errno) {
 // Release implements fs.FileReleaser, charged as a Close.
 func (h *file) Release(ctx context.Context) (errno syscall.Errno) {
 	defer h.fs.metrics.begin(opRelease)(0, &errno)
-	cerr := h.fs.charge(models.Close)
+	cerr := h.releaseCharge()
 	if errno = h.lf.Release(ctx); errno != 0 {
 		return errno
 	}
@@ -116,7 +116,13 @@ func (h *file) Release(ctx context.Context) (errno syscall.Errno) {
 }
 
 // Flush implements fs.FileFlusher (close(2) of one descriptor).
-func (h *file) Flush(ctx context.Context) syscall.Errno { return h.lf.Flush(ctx) }
+// Behind smbd it is charged as the file's Close (see closeAtFlush).
+func (h *file) Flush(ctx context.Context) syscall.Errno {
+	if errno := h.flushCharge(); errno != 0 {
+		return errno
+	}
+	return h.lf.Flush(ctx)
+}
 
 // Getattr implements fs.FileGetattrer.
 func (h *file) Getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errno {

@@ -48,7 +48,20 @@ type Options struct {
 	// Front is what serves the mount to its clients; it decides which
 	// FUSE calls are client requests that the model charges.
 	Front Front
+	// ClosedLoop is the longest gap (wall time) between a request's
+	// answer and the next request that the model does not see when
+	// nothing else is in flight: the client's own time between requests
+	// and FUSE's round trip, which the sim: target's clients do not take
+	// (see emu.Options.ClosedLoop). 0 means DefaultClosedLoop; negative
+	// charges every request at its arrival.
+	ClosedLoop time.Duration
 }
+
+// DefaultClosedLoop is the default Options.ClosedLoop: several times the
+// FUSE round trip of a paced request on a quiet host, and short next to
+// the think time of an application that computes between its requests,
+// which stays the client's.
+const DefaultClosedLoop = 500 * time.Microsecond
 
 // Front is what stands between the mount and the clients of the share.
 type Front int
@@ -62,9 +75,14 @@ const (
 	// SMB request (a client's create-write-close of a file costs smbd two
 	// lookups, a getattr, two setattrs, the create and the release), and
 	// the name and attribute calls among them are part of the client's
-	// CREATE, QUERY_INFO or CLOSE, which the create, open and release
+	// CREATE, QUERY_INFO or CLOSE, which the create, open and close
 	// charge. So lookups, getattrs and setattrs are not charged: the model
-	// charges each client request once, as it does in virtual time.
+	// charges each client request once, as it does in virtual time. The
+	// close is charged when smbd closes its descriptor (FLUSH), which the
+	// client's SMB CLOSE waits for, not at RELEASE, which nobody waits for
+	// (see closeAtFlush); files opened for writing are direct I/O with
+	// parallel writes, so that a client's queue depth reaches the model
+	// (see frontOpenFlags).
 	FrontSMB
 )
 
@@ -79,7 +97,8 @@ type FS struct {
 
 	replacement  func(member int) (models.Device, error)
 	early        *earlyClock
-	compensation time.Duration // as in Options
+	probing      atomic.Pointer[probe] // while the compensation is measured
+	compensation time.Duration         // as in Options
 	front        Front
 
 	mu    sync.Mutex // guards alloc
@@ -119,7 +138,11 @@ func New(model models.Device, clock emu.Clock, backing string, opts Options) (*F
 		clock = emu.NewWallClock(1, -1)
 	}
 	early := &earlyClock{Clock: clock}
-	vol, err := emu.NewVolume(model, chargeStore{size: model.Capacity()}, emu.Options{Clock: early, Logger: opts.Logger})
+	if opts.ClosedLoop == 0 {
+		opts.ClosedLoop = DefaultClosedLoop
+	}
+	closedLoop := time.Duration(float64(max(0, opts.ClosedLoop)) / early.scale())
+	vol, err := emu.NewVolume(model, chargeStore{size: model.Capacity()}, emu.Options{Clock: early, Logger: opts.Logger, ClosedLoop: closedLoop})
 	if err != nil {
 		return nil, err
 	}
@@ -165,6 +188,43 @@ func (f *FS) Layout(path string) (fileExtents, freeRuns int, err error) {
 // charge submits a file operation to the model and waits for it.
 func (f *FS) charge(op models.Op) syscall.Errno {
 	return toErrno(f.vol.Charge(models.Request{Op: op}))
+}
+
+// chargeFile charges a file operation on the regular file ino of the
+// given size. The request names the file as the sim target does: by the
+// volume address of its first byte, with its size as the length. Layers of
+// the model key state on that range (a NAS's inode page, an SMB client's
+// read-ahead and write-behind within the open file), so a share whose file
+// ops named no range would cost a sequential reader what a random one
+// pays. A file without blocks yet is named by where its first block will
+// go.
+func (f *FS) chargeFile(op models.Op, ino uint64, size int64) syscall.Errno {
+	f.mu.Lock()
+	start, ok := f.alloc.Start(ino)
+	if !ok {
+		start = f.alloc.Next()
+	}
+	f.mu.Unlock()
+	return f.chargeRange(op, start, size)
+}
+
+// chargeRange charges a file operation on the file at start (a volume
+// address) of size bytes, the size cut to the volume's end.
+func (f *FS) chargeRange(op models.Op, start, size int64) syscall.Errno {
+	size = max(0, min(size, f.vol.Capacity()-start))
+	return toErrno(f.vol.Charge(models.Request{Op: op, Offset: start, Length: size}))
+}
+
+// chargeCreate charges the creation of a regular file. Its size is not
+// known yet (the client writes it after the create): the request names the
+// file by where its first block will go and reaches to the volume's end, so
+// that the client's writes into the new file are writes within it, as in
+// the sim target, where a job's file has its size from the start.
+func (f *FS) chargeCreate() syscall.Errno {
+	f.mu.Lock()
+	start := f.alloc.Next()
+	f.mu.Unlock()
+	return f.chargeRange(models.Create, start, f.vol.Capacity())
 }
 
 // chargeAttr charges a name or attribute call (lookup, getattr, setattr)
@@ -217,80 +277,23 @@ func (f *FS) remove(ino uint64) {
 	f.undo.forget(ino)
 }
 
-// chargeIO charges a read or write of the mapped parts of ext (holes are
-// free) and waits until the model says the data has moved. buf is the
-// request's buffer, indexed by the extents' offsets relative to base. The
-// parts of a fragmented request are submitted together, as a filesystem
-// issues them, so an array serves them in parallel.
-func (f *FS) chargeIO(op models.Op, ext []extent.Extent, buf []byte, base int64) syscall.Errno {
-	mapped := 0
+// chargeIO serves a read or write of a file whose range maps to the
+// extents ext: the mapped parts (holes are free) are charged to the volume
+// together, as a filesystem issues the parts of a fragmented request, so an
+// array serves them in parallel; data moves the bytes between the client
+// and the backing file while the modelled time runs, so that the backing
+// file's own time is hidden inside the model's (unless it is longer); the
+// call returns when the model says the last part completes.
+func (f *FS) chargeIO(op models.Op, ext []extent.Extent, data func() error) syscall.Errno {
+	var buf [4]models.Request
+	rs := buf[:0]
 	for _, e := range ext {
 		if e.Physical >= 0 {
-			mapped++
+			rs = append(rs, models.Request{Op: op, Offset: e.Physical, Length: e.Length})
 		}
 	}
-	one := func(e extent.Extent) error {
-		p := buf[e.Logical-base : e.Logical-base+e.Length]
-		var err error
-		if op == models.Read {
-			_, err = f.vol.ReadAt(p, e.Physical)
-		} else {
-			_, err = f.vol.WriteAt(p, e.Physical)
-		}
-		return err
-	}
-	if mapped <= 1 {
-		for _, e := range ext {
-			if e.Physical >= 0 {
-				return toErrno(one(e))
-			}
-		}
-		return 0
-	}
-	var wg sync.WaitGroup
-	errs := make([]error, len(ext))
-	for i, e := range ext {
-		if e.Physical < 0 {
-			continue
-		}
-		wg.Go(func() { errs[i] = one(e) })
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return toErrno(err)
-		}
-	}
-	return 0
+	return toErrno(f.vol.Access(rs, data))
 }
-
-// earlyClock answers SleepUntil a fixed time before the deadline: the
-// FUSE round trip that a request spends outside the model.
-type earlyClock struct {
-	emu.Clock
-	early atomic.Int64 // nanoseconds of model time
-}
-
-// setWall sets how early to answer, in wall time, converting it to model
-// time with the clock's time scale.
-func (c *earlyClock) setWall(d time.Duration) {
-	if s, ok := c.Clock.(interface{ Scale() float64 }); ok && s.Scale() > 0 {
-		d = time.Duration(float64(d) / s.Scale())
-	}
-	c.early.Store(int64(d))
-}
-
-// SleepUntil implements emu.Clock.
-func (c *earlyClock) SleepUntil(t time.Duration) {
-	c.Clock.SleepUntil(t - time.Duration(c.early.Load()))
-}
-
-// Unwrap returns the clock that paces the model.
-func (c *earlyClock) Unwrap() emu.Clock { return c.Clock }
-
-// Compensation returns how much earlier than the model's completion time
-// requests are answered, in model time (see Options.Compensation).
-func (f *FS) Compensation() time.Duration { return time.Duration(f.early.early.Load()) }
 
 // chargeStore is the volume's store: it keeps no bytes (they live in the
 // backing files) and leaves read buffers alone, so the volume only paces
@@ -390,7 +393,7 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 	if n.hidden(name) {
 		return nil, nil, 0, syscall.EPERM
 	}
-	if errno = n.fs.charge(models.Create); errno != 0 {
+	if errno = n.fs.chargeCreate(); errno != 0 {
 		return nil, nil, 0, errno
 	}
 	inode, lfh, _, errno := n.LoopbackNode.Create(ctx, name, backingFlags(flags), mode, out)
@@ -402,15 +405,14 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 		n.fs.truncate(ino, 0)
 	}
 	h := n.fs.newFile(lfh.(*fs.LoopbackFile), ino, inode)
-	return inode, h, openFlags(flags), 0
+	return inode, h, n.fs.frontOpenFlags(flags), 0
 }
 
 // Open implements fs.NodeOpener, charged as an Open.
 func (n *node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFlags uint32, errno syscall.Errno) {
 	defer n.fs.metrics.begin(opOpen)(0, &errno)
-	if errno = n.fs.charge(models.Open); errno != 0 {
-		return nil, 0, errno
-	}
+	// The backing file is opened first: the open is charged with the
+	// file's address and size (see chargeFile).
 	lfh, _, errno := n.LoopbackNode.Open(ctx, backingFlags(flags))
 	if errno != 0 {
 		return nil, 0, errno
@@ -421,17 +423,24 @@ func (n *node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 		lf.Release(ctx)
 		return nil, 0, errno
 	}
+	if errno = n.fs.chargeFile(models.Open, out.Ino, int64(out.Size)); errno != 0 {
+		lf.Release(ctx)
+		return nil, 0, errno
+	}
 	if flags&syscall.O_TRUNC != 0 {
 		n.fs.truncate(out.Ino, 0)
 	}
-	return n.fs.newFile(lf, out.Ino, n.EmbeddedInode()), openFlags(flags), 0
+	return n.fs.newFile(lf, out.Ino, n.EmbeddedInode()), n.fs.frontOpenFlags(flags), 0
 }
 
 // openFlags returns the FUSE open flags for a client's open flags: O_DIRECT
-// bypasses the client's page cache, so every read reaches the model.
+// bypasses the client's page cache, so every read reaches the model, and
+// direct writes to one file run in parallel (the kernel would otherwise
+// hold the file's lock across each write and serialise the writers, which
+// a NAS share does not).
 func openFlags(flags uint32) uint32 {
 	if flags&syscall.O_DIRECT != 0 {
-		return fuse.FOPEN_DIRECT_IO
+		return fuse.FOPEN_DIRECT_IO | fuse.FOPEN_PARALLEL_DIRECT_WRITES
 	}
 	return 0
 }
@@ -470,10 +479,15 @@ func (n *node) Unlink(ctx context.Context, name string) (errno syscall.Errno) {
 	if n.hidden(name) {
 		return syscall.ENOENT
 	}
-	if errno = n.fs.charge(models.Remove); errno != 0 {
+	st, ok := n.lstatChild(name)
+	if ok && st.Mode&syscall.S_IFMT == syscall.S_IFREG {
+		errno = n.fs.chargeFile(models.Remove, st.Ino, st.Size)
+	} else {
+		errno = n.fs.charge(models.Remove)
+	}
+	if errno != 0 {
 		return errno
 	}
-	st, ok := n.lstatChild(name)
 	if errno = n.LoopbackNode.Unlink(ctx, name); errno != 0 {
 		return errno
 	}
@@ -551,10 +565,16 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	if n.hidden(name) || np.hidden(newName) {
 		return syscall.EPERM
 	}
-	if errno = n.fs.charge(models.Open); errno != 0 {
+	src, _ := n.lstatChild(name)
+	charge := func(op models.Op) syscall.Errno {
+		if src.Mode&syscall.S_IFMT == syscall.S_IFREG {
+			return n.fs.chargeFile(op, src.Ino, src.Size)
+		}
+		return n.fs.charge(op)
+	}
+	if errno = charge(models.Open); errno != 0 {
 		return errno
 	}
-	src, _ := n.lstatChild(name)
 	dst, replaced := np.lstatChild(newName)
 	if errno = n.LoopbackNode.Rename(ctx, name, np.LoopbackNode, newName, flags); errno != 0 {
 		return errno
@@ -563,7 +583,7 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	if replaced && flags&renameExchange == 0 && dst.Ino != src.Ino && lastLink(dst) {
 		n.fs.remove(dst.Ino)
 	}
-	return n.fs.charge(models.Close)
+	return charge(models.Close)
 }
 
 // OpendirHandle implements fs.NodeOpendirHandler, charged as an Open; the
@@ -584,6 +604,7 @@ func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fh fs.FileHandl
 // allocator's free space; inode figures come from the backing filesystem.
 func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) (errno syscall.Errno) {
 	defer n.fs.metrics.begin(opStatfs)(0, &errno)
+	n.fs.probeDelay()
 	var s syscall.Statfs_t
 	if err := syscall.Statfs(n.fs.backing, &s); err != nil {
 		return toErrno(err)

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -40,7 +39,11 @@ var (
 // queue full; asynchronous reads (the default) let readahead and
 // application reads overlap; the kernel's background queue is raised so
 // that readahead and writeback are not throttled at 12 requests; a direct
-// mount(2) avoids fusermount when running as root.
+// mount(2) avoids fusermount when running as root. Asynchronous direct I/O
+// (CAP_ASYNC_DIO) lets a client's queue of O_DIRECT requests (libaio,
+// io_uring: CrystalDiskMark's Q32) reach the filesystem together; without
+// it the kernel sends them one at a time and a queue depth of 32 costs
+// what a depth of 1 does.
 func MountOptions(name string, debug bool) *fs.Options {
 	timeout := entryTimeout
 	return &fs.Options{
@@ -51,8 +54,10 @@ func MountOptions(name string, debug bool) *fs.Options {
 			MaxReadAhead:  1 << 20,
 			MaxBackground: 64,
 			DisableSplice: true,
-			DirectMount:   os.Geteuid() == 0,
-			Debug:         debug,
+			// Not in go-fuse's default capabilities.
+			ExtraCapabilities: fuse.CAP_ASYNC_DIO,
+			DirectMount:       os.Geteuid() == 0,
+			Debug:             debug,
 		},
 		EntryTimeout: &timeout,
 		AttrTimeout:  &timeout,
@@ -82,40 +87,12 @@ func (f *FS) Mount(mountpoint string) error {
 	f.server, f.mountpoint = server, abs
 	switch {
 	case f.compensation > 0:
-		f.early.setWall(f.compensation)
+		f.early.set(flatCompensation(f.compensation))
 	case f.compensation == 0:
-		f.early.setWall(roundTrip(abs))
+		f.early.set(f.measureCompensation(abs))
 	}
 	f.log.Info("mounted", "mountpoint", abs, "backing", f.backing, "compensation", f.Compensation())
 	return nil
-}
-
-// roundTrip measures the time of a request that the filesystem answers
-// without charging the model (statfs): the kernel's and FUSE's share of
-// every request's latency. Requests are spaced out, because a client
-// waiting for a paced answer finds the serving threads asleep, and waking
-// them is part of the round trip; whether a thread was still awake makes
-// the samples bimodal, so the estimate is a trimmed mean rather than a
-// median. It is capped, so that a host too loaded to measure does not make
-// the share answer far too early.
-func roundTrip(mountpoint string) time.Duration {
-	const n, trim, limit = 100, 10, 200 * time.Microsecond
-	lat := make([]time.Duration, n)
-	var st syscall.Statfs_t
-	for i := range lat {
-		time.Sleep(300 * time.Microsecond)
-		start := time.Now()
-		if err := syscall.Statfs(mountpoint, &st); err != nil {
-			return 0
-		}
-		lat[i] = time.Since(start)
-	}
-	slices.Sort(lat)
-	var sum time.Duration
-	for _, d := range lat[trim : n-trim] {
-		sum += d
-	}
-	return min(sum/(n-2*trim), limit)
 }
 
 // Wait returns when the share has been unmounted (by Unmount or by an

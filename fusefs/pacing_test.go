@@ -35,7 +35,11 @@ func TestPacing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := mountShare(t, model, emu.NewWallClock(1, -1), backing, Options{})
+	// Each read is paced on its own: without ClosedLoop, which charges a
+	// read that follows the last answer closely at that answer's
+	// completion, so that a client's own time between requests is not
+	// the model's (and the read then answers that much sooner).
+	s := mountShare(t, model, emu.NewWallClock(1, -1), backing, Options{ClosedLoop: -1})
 	open := func() *os.File {
 		fh, err := os.OpenFile(s.path("data"), os.O_RDONLY|syscall.O_DIRECT, 0)
 		if err != nil {

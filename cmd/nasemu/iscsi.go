@@ -6,12 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"os"
 	"os/signal"
-	"strings"
 	"syscall"
-	"time"
 
 	"github.com/nasemu/nasemu"
 	"github.com/nasemu/nasemu/emu"
@@ -58,8 +54,6 @@ func serveISCSI(ctx context.Context, args []string, stderr io.Writer, ready chan
 		return usagef("--backing is required")
 	case *scale <= 0:
 		return usagef("--time-scale must be positive, got %v", *scale)
-	case (*chapUser == "") != (*chapFile == ""):
-		return usagef("--chap-user and --chap-secret-file go together")
 	}
 	var limit int64
 	if *size != "" {
@@ -93,13 +87,9 @@ func serveISCSI(ctx context.Context, args []string, stderr io.Writer, ready chan
 	if limit > 0 && limit < model.Capacity() {
 		model = iscsi.Truncate(model, limit)
 	}
-	var chap *iscsi.CHAP
-	if *chapUser != "" {
-		secret, err := os.ReadFile(*chapFile)
-		if err != nil {
-			return usagef("--chap-secret-file: %v", err)
-		}
-		chap = &iscsi.CHAP{User: *chapUser, Secret: strings.TrimRight(string(secret), "\r\n")}
+	chap, err := readCHAP(*chapUser, *chapFile)
+	if err != nil {
+		return err
 	}
 	level := slog.LevelWarn
 	if *verbose {
@@ -121,34 +111,24 @@ func serveISCSI(ctx context.Context, args []string, stderr io.Writer, ready chan
 	if err != nil {
 		return usageError{err}
 	}
-	tg, err := iscsi.NewTarget(iscsi.TargetConfig{IQN: *iqn, Alias: desc, LU: lu, CHAP: chap, Logger: log})
+	srv, err := startLUNServer(iscsi.TargetConfig{IQN: *iqn, Alias: desc, LU: lu, CHAP: chap, Logger: log}, *listen, "--listen")
 	if err != nil {
-		return usageError{err}
-	}
-	l, err := net.Listen("tcp", *listen)
-	if err != nil {
-		return usagef("--listen %s: %v", *listen, err)
+		return err
 	}
 	fmt.Fprintf(stderr, "nasemu iscsi: %s (%s, %d-byte blocks) at %s as %s\n",
-		desc, models.Bytes(model.Capacity()), *blockSize, l.Addr(), *iqn)
+		desc, models.Bytes(model.Capacity()), *blockSize, srv.Addr(), *iqn)
 	if ready != nil {
-		ready <- l.Addr().String()
+		ready <- srv.Addr()
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- tg.Serve(l) }()
 	select {
 	case <-ctx.Done():
 		fmt.Fprintln(stderr, "nasemu iscsi: stopping")
-	case err := <-errc:
-		tg.Close()
+	case err := <-srv.Failed():
+		srv.Stop()
 		return err
 	}
-	done := make(chan struct{})
-	go func() { tg.Close(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		return errors.New("sessions did not end within 10 s")
+	if err := srv.Stop(); err != nil {
+		return err
 	}
 	return vol.Sync()
 }

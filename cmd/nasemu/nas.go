@@ -11,24 +11,34 @@ import (
 	"os/signal"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/nasemu/nasemu"
 	"github.com/nasemu/nasemu/emu"
 	"github.com/nasemu/nasemu/fusefs"
+	"github.com/nasemu/nasemu/iscsi"
+	"github.com/nasemu/nasemu/iscsi/scsi"
 	"github.com/nasemu/nasemu/models"
 	"github.com/nasemu/nasemu/smb"
 )
 
 // nasInfo is what a running 'nasemu nas' serves, for tests.
 type nasInfo struct {
-	Mountpoint string // the FUSE mount smbd shares
+	Mountpoint string // the FUSE mount smbd shares ("" without --smb)
 	RunDir     string // mount point, Samba state, control socket
 	SMB        *smb.Samba
 	FS         *fusefs.FS
 	URL        string // bench target address of the share, no password
+
+	ISCSI  string      // the iSCSI portal's address ("" without --iscsi)
+	IQN    string      // the target's name
+	Array  *nasArray   // the one-array model, with --iscsi
+	Volume *emu.Volume // the volume that serialises the model
 }
 
 func runNas(args []string, stdout, stderr io.Writer) error {
@@ -37,9 +47,10 @@ func runNas(args []string, stdout, stderr io.Writer) error {
 	return nas(ctx, args, stderr, nil)
 }
 
-// nas serves the emulated volume of a setup over SMB until ctx is done
-// (SIGINT, SIGTERM), the share is unmounted from outside or smbd dies.
-// ready, when set, is called once everything serves.
+// nas serves the emulated NAS of a setup until ctx is done (SIGINT,
+// SIGTERM), the share is unmounted from outside, smbd dies or the iSCSI
+// target fails: its volume over SMB (--smb), its LUN over iSCSI (--iscsi),
+// or both. ready, when set, is called once everything serves.
 //
 // Where the costs are charged: the FUSE mount charges the setup's whole
 // model, its link and protocol layers included; smbd and loopback are not
@@ -51,32 +62,77 @@ func runNas(args []string, stdout, stderr io.Writer) error {
 // network and protocol processing, and the results would depend on the
 // host. So every modelled cost is charged exactly once, by the mount.
 //
-// What the real path costs in this process on top (the client, smbd,
-// FUSE, scheduling) is this host's overhead and adds to the model's time
-// where it cannot overlap with it (small requests at low queue depth);
-// fusefs subtracts FUSE's own round trip, the rest is not compensated.
-// smbd also makes more than one file system call for some client requests,
-// and fusefs charges each lookup, getattr and setattr as a stat of the
-// protocol: a file a client creates, writes and closes costs smbd two
-// lookups, a getattr, two setattrs, the create and the release (measured),
-// seven charged operations where the model of an SMB client charges two.
-// That is a known over-charge of small-file work (see the fidelity test);
-// the generated smb.conf keeps smbd from making calls a client did not ask
+// smbd makes more than one file system call for some client requests: a
+// file a client creates, writes and closes costs smbd two lookups, a
+// getattr, two setattrs, the create and the release (measured). The mount
+// is told that smbd is its front (fusefs.FrontSMB), and charges each
+// client request once:
+//   - lookups, getattrs and setattrs are part of the client request that
+//     made them (CREATE, QUERY_INFO, SET_INFO) and are not charged again,
+//     so a copied file costs the create and the close, the two file
+//     operations the model of an SMB client charges;
+//   - the close is charged when smbd closes its descriptor (FUSE FLUSH,
+//     which close(2) waits for), not at RELEASE, which the kernel sends
+//     after close(2) has returned: charged there, no client waited for an
+//     SMB CLOSE and small-file copies ran 20-40 % faster than the model;
+//   - files smbd opens for writing are direct I/O with parallel writes:
+//     through the host's page cache the kernel serialises one file's
+//     writes, and a client's queue depth of 8 or 32 reached the model as 1
+//     (SEQ1M Q8T1 write ran 35 % slow, RND4K Q32T1 write 85 %).
+//
+// The generated smb.conf keeps smbd from making calls a client did not ask
 // for (see smb.SambaConf), and case sensitivity keeps it from listing the
 // directory on every create.
+//
+// What the real path costs in this process on top (the client, loopback,
+// smbd, FUSE, scheduling) is this host's overhead; it adds to the model's
+// time where it cannot overlap with it (requests at low queue depth).
+// fusefs answers every request earlier than the model's completion by
+// FUSE's own round trip (measured at mount, fusefs.Options.Compensation);
+// nas answers earlier still by the host's SMB round trip without FUSE
+// (compClock), measured when smbd serves and every 2 s after, as the
+// host's load changes (smbCompensator): the time go-smb2 on this host, the
+// client of nasemu bench's smb:// target, waits for a 4 KiB read that
+// reaches smbd but neither FUSE nor the model (a hole of a probe file,
+// .nasemu-probe-PID in the share's root while nas runs, re-read from the
+// host's page cache). Both are capped, so that a host too loaded to
+// measure does not make the share answer far too early. A constant offset
+// does not change what a pipelined job at queue depth moves (the model's
+// reservations space the answers), only the latency of each request. What
+// stays uncompensated: the per-byte host time of large requests (copies
+// in go-smb2, loopback and smbd: a 1 MiB request at queue depth 1 runs
+// 15-25 % slow at time scale 3 on a 2-core host), and the throughput of
+// this host itself, which bounds 4 KiB jobs at queue depth 32 (raise
+// --time-scale). scripts/smb-fidelity.sh measures it all.
 //
 // The client's own costs are not the NAS's: the model's client-side time
 // per file operation (proto.Config.ClientOp, Explorer's copy engine) is
 // turned off, since the real client spends its own.
+//
+// The LUN (--iscsi): a NAS serves its shares and its LUNs from one array,
+// so the LUN is charged to the same model as the share: an iSCSI front
+// beside the setup's SMB front, over the same link and NAS device (CPU,
+// page cache, drives), serialised with the share by the share's volume
+// (see nasArray). The LUN is a region of its own at the end of the
+// array's address space (--lun-size, default a quarter of it), which the
+// share's volume does not use, and its bytes live in a file of their own
+// (--lun), outside the share's backing directory: the two neither store
+// into each other's blocks nor fight over the backing files. As in
+// 'nasemu iscsi', the iSCSI path on this host is not compensated.
 func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInfo)) error {
-	fs := newFlags("nas", "--setup SETUP --backing DIR --smb HOST:PORT [--user U --password-file F] [--share NAME]", stderr)
+	fs := newFlags("nas", "--setup SETUP (--smb HOST:PORT --backing DIR [--user U --password-file F] | --iscsi HOST:PORT --lun FILE)...", stderr)
 	setupName := fs.String("setup", "", "the modelled NAS: a built-in setup's name or a YAML file")
-	backing := fs.String("backing", "", "directory that holds the share's files (kept across runs)")
+	backing := fs.String("backing", "", "directory that holds the share's files (kept across runs; with --smb)")
 	smbAddr := fs.String("smb", "", "serve the share over SMB at HOST:PORT, a loopback address (e.g. 127.0.0.1:4450)")
-	iscsiAddr := fs.String("iscsi", "", "serve the emulated LUN over iSCSI at HOST:PORT (not yet available)")
 	userName := fs.String("user", "", "the account allowed on the share: an existing Unix user (default: the current user)")
 	passwordFile := fs.String("password-file", "", "file whose first line is the account's password (default: $"+smb.PasswordEnv+")")
 	share := fs.String("share", "nas", "the share's name")
+	iscsiAddr := fs.String("iscsi", "", "also serve a LUN of the same array over iSCSI at HOST:PORT")
+	lunFile := fs.String("lun", "", "file that holds the LUN's bytes (created sparse; kept across runs; with --iscsi)")
+	lunSizeFlag := fs.String("lun-size", "", "the LUN's size, carved from the end of the array (default: a quarter of the array)")
+	iqn := fs.String("iqn", iscsi.DefaultIQN, "the iSCSI target's name")
+	chapUser := fs.String("chap-user", "", "require iSCSI CHAP with this user name")
+	chapFile := fs.String("chap-secret-file", "", "file holding the CHAP secret (12 to 255 bytes; a trailing newline is dropped)")
 	scale := fs.Float64("time-scale", 1, "run the model F times slower than real time (for setups faster than this host)")
 	seed := fs.Uint64("seed", 1, "seed of the model's random choices")
 	verbose := fs.Bool("verbose", false, "log every event of the emulator")
@@ -88,37 +144,61 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 		return usagef("unexpected arguments %q", fs.Args())
 	case *setupName == "":
 		return usagef("--setup is required")
-	case *backing == "":
-		return usagef("--backing is required")
-	case *iscsiAddr != "":
-		return usagef("--iscsi is not available in nasemu nas yet; use nasemu iscsi")
-	case *smbAddr == "":
-		return usagef("--smb HOST:PORT is required")
+	case *smbAddr == "" && *iscsiAddr == "":
+		return usagef("--smb HOST:PORT or --iscsi HOST:PORT is required (or both)")
+	case *smbAddr != "" && *backing == "":
+		return usagef("--backing is required with --smb")
+	case *iscsiAddr != "" && *lunFile == "":
+		return usagef("--lun FILE is required with --iscsi: the file that holds the LUN's bytes")
+	case *iscsiAddr == "" && (*lunFile != "" || *lunSizeFlag != "" || *chapUser != ""):
+		return usagef("--lun, --lun-size and --chap-user go with --iscsi")
 	case *scale <= 0:
 		return usagef("--time-scale must be positive, got %v", *scale)
 	case strings.ContainsAny(*share, "/\\[]\n"):
 		return usagef("--share %q: not a share name", *share)
 	}
-	if st, err := os.Stat(*backing); err != nil || !st.IsDir() {
-		return usagef("--backing %s: not a directory", *backing)
-	}
-	if *userName == "" {
-		u, err := user.Current()
-		if err != nil {
-			return usagef("--user is required: %v", err)
+	var password string
+	if *smbAddr != "" {
+		if st, err := os.Stat(*backing); err != nil || !st.IsDir() {
+			return usagef("--backing %s: not a directory", *backing)
 		}
-		*userName = u.Username
+		if *userName == "" {
+			u, err := user.Current()
+			if err != nil {
+				return usagef("--user is required: %v", err)
+			}
+			*userName = u.Username
+		}
+		if _, err := user.Lookup(*userName); err != nil {
+			return usagef("--user %s: not a Unix user of this machine (smbd serves files as that user)", *userName)
+		}
+		var err error
+		if password, err = nasPassword(*passwordFile); err != nil {
+			return err
+		}
+		probe := smb.SambaConfig{Dir: "-", Path: "-", Addr: *smbAddr, Password: password}
+		if err := probe.Validate(); err != nil {
+			return usagef("--smb: %v", err)
+		}
 	}
-	if _, err := user.Lookup(*userName); err != nil {
-		return usagef("--user %s: not a Unix user of this machine (smbd serves files as that user)", *userName)
+	var lunSize int64
+	if *lunSizeFlag != "" {
+		b, err := models.ParseBytes(*lunSizeFlag)
+		if err != nil || b == 0 {
+			return usagef("--lun-size: %v", errors.Join(err, errors.New("want a positive size")))
+		}
+		lunSize = int64(b)
 	}
-	password, err := nasPassword(*passwordFile)
+	if *iscsiAddr != "" && *backing != "" {
+		l, _ := filepath.Abs(*lunFile)
+		b, _ := filepath.Abs(*backing)
+		if rel, err := filepath.Rel(b, l); err == nil && !strings.HasPrefix(rel, "..") {
+			return usagef("--lun %s lies in --backing %s: the share would show the LUN's bytes as a file", *lunFile, *backing)
+		}
+	}
+	chap, err := readCHAP(*chapUser, *chapFile)
 	if err != nil {
 		return err
-	}
-	probe := smb.SambaConfig{Dir: "-", Path: "-", Addr: *smbAddr, Password: password}
-	if err := probe.Validate(); err != nil {
-		return usagef("--smb: %v", err)
 	}
 
 	s, err := nasemu.LoadSetup(*setupName)
@@ -133,50 +213,120 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 	if err != nil {
 		return usageError{err}
 	}
+	var arr *nasArray
+	if *iscsiAddr != "" {
+		if lunSize == 0 {
+			lunSize = model.Capacity() / 4
+		}
+		if arr, err = newNASArray(model, lunSize); err != nil {
+			return usagef("--lun-size: %v", err)
+		}
+		model = arr
+	}
 	level := slog.LevelWarn
 	if *verbose {
 		level = slog.LevelInfo
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	f, err := fusefs.New(model, emu.NewWallClock(*scale, -1), *backing, fusefs.Options{Logger: log, Replacement: replacementDrives(s, *seed)})
-	if err != nil {
-		return err
+	wall := emu.NewWallClock(*scale, -1)
+	clock := &compClock{WallClock: wall}
+	info := nasInfo{Array: arr}
+
+	// The share's volume, unmounted yet, or a volume of its own that
+	// serialises the array of a LUN served alone.
+	var f *fusefs.FS
+	if *smbAddr != "" {
+		f, err = fusefs.New(model, clock, *backing, fusefs.Options{Logger: log, Replacement: replacementDrives(s, *seed), Front: fusefs.FrontSMB})
+		if err != nil {
+			return err
+		}
+		info.FS, info.Volume = f, f.Volume()
+	} else {
+		// It charges and paces; the LUN's bytes are in its own file.
+		if info.Volume, err = emu.NewVolume(model, emu.NewMemStore(model.Capacity()), emu.Options{Clock: wall, Logger: log}); err != nil {
+			return err
+		}
+		defer info.Volume.Close()
 	}
 
-	runDir := filepath.Join(stateBase(), "nas-"+strconv.Itoa(os.Getpid()))
-	mnt := filepath.Join(runDir, "share")
-	if err := os.MkdirAll(mnt, 0o755); err != nil {
-		return fmt.Errorf("state directory: %w", err)
+	var lun *lunServer
+	var lunStore *emu.FileStore
+	stopLUN := func() error { return nil }
+	if *iscsiAddr != "" {
+		if lunStore, err = emu.OpenFileStore(*lunFile, arr.lunSize); err != nil {
+			return usagef("--lun: %v", err)
+		}
+		be := &lunBackend{vol: info.Volume, arr: arr, clock: wall, data: lunStore}
+		lu, err := scsi.New(be, scsi.Config{ID: iscsi.LUNID(*iqn, 0), Logger: log})
+		if err != nil {
+			lunStore.Close()
+			return usageError{err}
+		}
+		if lun, err = startLUNServer(iscsi.TargetConfig{IQN: *iqn, Alias: s.Name, LU: lu, CHAP: chap, Logger: log}, *iscsiAddr, "--iscsi"); err != nil {
+			lunStore.Close()
+			return err
+		}
+		info.ISCSI, info.IQN = lun.Addr(), *iqn
+		stopLUN = func() error {
+			err := lun.Stop()
+			return errors.Join(err, lunStore.Sync(), lunStore.Close())
+		}
 	}
-	// The run directory is private but smbd's user must reach the mount.
-	os.Chmod(runDir, 0o711)
-	defer os.RemoveAll(runDir)
-	ctl, err := net.Listen("unix", filepath.Join(runDir, "ctl.sock"))
-	if err != nil {
-		return fmt.Errorf("control socket: %w", err)
-	}
-	defer ctl.Close()
-	go f.ServeControl(ctl)
 
-	if err := f.Mount(mnt); err != nil {
-		return err
+	var srv *smb.Samba
+	stopAll := stopLUN
+	var unmounted <-chan struct{}
+	var smbExited <-chan struct{}
+	if *smbAddr != "" {
+		runDir := filepath.Join(stateBase(), "nas-"+strconv.Itoa(os.Getpid()))
+		mnt := filepath.Join(runDir, "share")
+		if err := os.MkdirAll(mnt, 0o755); err != nil {
+			return errors.Join(fmt.Errorf("state directory: %w", err), stopLUN())
+		}
+		// The run directory is private but smbd's user must reach the mount.
+		os.Chmod(runDir, 0o711)
+		defer os.RemoveAll(runDir)
+		ctl, err := net.Listen("unix", filepath.Join(runDir, "ctl.sock"))
+		if err != nil {
+			return errors.Join(fmt.Errorf("control socket: %w", err), stopLUN())
+		}
+		defer ctl.Close()
+		go f.ServeControl(ctl)
+
+		if err := f.Mount(mnt); err != nil {
+			return errors.Join(err, stopLUN())
+		}
+		done := make(chan struct{})
+		go func() { f.Wait(); close(done) }()
+		unmounted = done
+		srv, err = smb.StartSamba(smb.SambaConfig{Dir: filepath.Join(runDir, "samba"), Addr: *smbAddr, Share: *share, Path: mnt, User: *userName, Password: password})
+		if err != nil {
+			return errors.Join(nasError(err), stopLUN(), f.Unmount())
+		}
+		smbExited = srv.Exited()
+		comp := startSMBCompensator(srv, password, clock, log)
+		stopAll = func() error {
+			comp.Stop()
+			return errors.Join(stopLUN(), srv.Stop(), f.Unmount())
+		}
+		rt := comp.RoundTrip()
+		info.Mountpoint, info.RunDir, info.SMB, info.URL = mnt, runDir, srv, srv.URL("")
+		capacity, free := f.Usage()
+		fmt.Fprintf(stderr, "nasemu nas: %s (%s usable, %s free), files in %s\n", s.Name, models.Bytes(capacity), models.Bytes(free), f.Backing())
+		fmt.Fprintf(stderr, "nasemu nas: SMB share //%s/%s for user %s (target %s), answers %v early (FUSE %v, SMB %v)\n",
+			srv.Addr(), srv.Share(), *userName, srv.URL(""), wallTime(f.Compensation(), *scale)+rt, wallTime(f.Compensation(), *scale), rt)
+		fmt.Fprintf(stderr, "nasemu nas: control socket %s\n", filepath.Join(runDir, "ctl.sock"))
 	}
-	unmounted := make(chan struct{})
-	go func() { f.Wait(); close(unmounted) }()
-	srv, err := smb.StartSamba(smb.SambaConfig{Dir: filepath.Join(runDir, "samba"), Addr: *smbAddr, Share: *share, Path: mnt, User: *userName, Password: password})
-	if err != nil {
-		err = nasError(err)
-		return errors.Join(err, f.Unmount())
+	if lun != nil {
+		fmt.Fprintf(stderr, "nasemu nas: iSCSI LUN 0 of %s at %s: %s at the end of the array of %s (from %s), bytes in %s\n",
+			*iqn, lun.Addr(), models.Bytes(arr.lunSize), s.Name, models.Bytes(arr.lunBase), *lunFile)
 	}
-	stopAll := func() error {
-		return errors.Join(srv.Stop(), f.Unmount())
-	}
-	capacity, free := f.Usage()
-	fmt.Fprintf(stderr, "nasemu nas: %s (%s usable, %s free), files in %s\n", s.Name, models.Bytes(capacity), models.Bytes(free), f.Backing())
-	fmt.Fprintf(stderr, "nasemu nas: SMB share //%s/%s for user %s (target %s)\n", srv.Addr(), srv.Share(), *userName, srv.URL(""))
-	fmt.Fprintf(stderr, "nasemu nas: control socket %s\n", filepath.Join(runDir, "ctl.sock"))
 	if ready != nil {
-		ready(nasInfo{Mountpoint: mnt, RunDir: runDir, SMB: srv, FS: f, URL: srv.URL("")})
+		ready(info)
+	}
+	var lunFailed <-chan error
+	if lun != nil {
+		lunFailed = lun.Failed()
 	}
 	select {
 	case <-ctx.Done():
@@ -184,8 +334,10 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 		return stopAll()
 	case <-unmounted:
 		return errors.Join(errors.New("the share was unmounted from outside"), stopAll())
-	case <-srv.Exited():
+	case <-smbExited:
 		return errors.Join(errors.New("smbd exited"), stopAll())
+	case err := <-lunFailed:
+		return errors.Join(fmt.Errorf("iSCSI target: %w", err), stopAll())
 	}
 }
 
@@ -217,4 +369,122 @@ func nasError(err error) error {
 		return usageError{fmt.Errorf("%w: install it to serve SMB", err)}
 	}
 	return err
+}
+
+// compClock is the share's clock: wall-clock model time whose SleepUntil
+// returns a set wall time before the deadline, the host's SMB round trip
+// (see nas). fusefs answers earlier still by FUSE's own round trip.
+type compClock struct {
+	*emu.WallClock
+	early atomic.Int64 // nanoseconds of model time
+}
+
+// setWall sets how early to answer, in wall time.
+func (c *compClock) setWall(d time.Duration) {
+	c.early.Store(int64(float64(d) / c.Scale()))
+}
+
+// SleepUntil implements emu.Clock.
+func (c *compClock) SleepUntil(t time.Duration) {
+	c.WallClock.SleepUntil(t - time.Duration(c.early.Load()))
+}
+
+// wallTime converts a duration of model time to wall time.
+func wallTime(d time.Duration, scale float64) time.Duration {
+	return time.Duration(float64(d) * scale)
+}
+
+// smbCompensator keeps the share's SMB compensation up to date: it
+// measures the host's SMB round trip without FUSE's part when started and
+// every smbProbeEvery after, since the host's load (and with it the round
+// trip) changes while a benchmark runs. Each measurement is the trimmed
+// mean of smbProbeReads 4 KiB reads that reach smbd but not the model
+// (smb.Prober: a hole, read again from the host's page cache, so FUSE is
+// not on their path either), through go-smb2 on this host, the client of
+// nasemu bench's smb:// target; it is capped at maxSMBCompensation.
+type smbCompensator struct {
+	p     *smb.Prober
+	clock *compClock
+	stop  chan struct{}
+	done  chan struct{}
+	last  atomic.Int64 // the latest measurement, wall nanoseconds
+}
+
+const (
+	smbProbeReads, smbProbeTrim = 50, 5
+	smbProbeGap                 = 300 * time.Microsecond
+	smbProbeEvery               = 2 * time.Second
+	// maxSMBCompensation caps the compensation: a host too loaded to
+	// measure must not make the share answer far too early.
+	maxSMBCompensation = 400 * time.Microsecond
+)
+
+// startSMBCompensator connects to the share, measures once and sets the
+// clock, and goes on measuring until Stop. When the share cannot be
+// probed, it logs a warning and compensates nothing.
+func startSMBCompensator(srv *smb.Samba, password string, clock *compClock, log *slog.Logger) *smbCompensator {
+	c := &smbCompensator{clock: clock, stop: make(chan struct{}), done: make(chan struct{})}
+	cfg, err := smb.ParseURL(srv.URL(""))
+	if err == nil {
+		cfg.Password, cfg.HasPassword = password, true
+		c.p, err = smb.NewProber(cfg)
+	}
+	if err == nil {
+		err = c.measure()
+	}
+	if err != nil {
+		log.Warn("cannot measure the host's SMB round trip: not compensated", "err", err)
+		if c.p != nil {
+			c.p.Close()
+			c.p = nil
+		}
+		close(c.done)
+		return c
+	}
+	go func() {
+		defer close(c.done)
+		t := time.NewTicker(smbProbeEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-c.stop:
+				return
+			case <-t.C:
+				if err := c.measure(); err != nil {
+					log.Warn("measuring the host's SMB round trip", "err", err)
+				}
+			}
+		}
+	}()
+	return c
+}
+
+// measure measures the round trip once and sets the clock.
+func (c *smbCompensator) measure() error {
+	lat, err := c.p.RoundTrips(smbProbeReads, smbProbeGap)
+	if err != nil {
+		return err
+	}
+	slices.Sort(lat)
+	var sum time.Duration
+	for _, d := range lat[smbProbeTrim : smbProbeReads-smbProbeTrim] {
+		sum += d
+	}
+	rt := min(sum/(smbProbeReads-2*smbProbeTrim), maxSMBCompensation)
+	c.last.Store(int64(rt))
+	c.clock.setWall(rt)
+	return nil
+}
+
+// RoundTrip returns the latest measurement (wall time).
+func (c *smbCompensator) RoundTrip() time.Duration { return time.Duration(c.last.Load()) }
+
+// Stop ends the measurements and closes the prober (before smbd stops).
+func (c *smbCompensator) Stop() error {
+	if c.p == nil {
+		return nil
+	}
+	close(c.stop)
+	<-c.done
+	return c.p.Close()
 }

@@ -12,6 +12,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,6 +23,7 @@ import (
 	"github.com/nasemu/nasemu"
 	"github.com/nasemu/nasemu/bench"
 	"github.com/nasemu/nasemu/fusefs"
+	"github.com/nasemu/nasemu/iscsi"
 	"github.com/nasemu/nasemu/models"
 	"github.com/nasemu/nasemu/smb"
 )
@@ -321,15 +324,24 @@ func TestNasServesSMB(t *testing.T) {
 	checkStopped(t, info)
 }
 
-// TestNasSignals: SIGINT and SIGTERM stop nasemu nas cleanly.
+// TestNasSignals: SIGINT and SIGTERM stop nasemu nas cleanly: smbd
+// stopped, the share unmounted, the run directory gone and, with --iscsi
+// (SIGTERM), the iSCSI portal closed and an open session ended.
 func TestNasSignals(t *testing.T) {
 	needSamba(t)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
 			addr := freePort(t)
 			stderr := newLineWaiter("control socket")
+			args := nasArgs(t, "ds1817-raid5-hdd-smb-1g", addr)
+			iscsiAddr := ""
+			if sig == syscall.SIGTERM {
+				iscsiAddr = freePort(t)
+				args = append(args, "--iscsi", iscsiAddr, "--lun", filepath.Join(t.TempDir(), "lun.img"), "--lun-size", "16MiB")
+				stderr = newLineWaiter("iSCSI LUN 0")
+			}
 			done := make(chan error, 1)
-			go func() { done <- runNas(nasArgs(t, "ds1817-raid5-hdd-smb-1g", addr), nil, stderr) }()
+			go func() { done <- runNas(args, nil, stderr) }()
 			select {
 			case <-stderr.seen: // the handler is installed before anything starts
 			case err := <-done:
@@ -341,6 +353,19 @@ func TestNasSignals(t *testing.T) {
 			mnt := filepath.Join(runDir, "share")
 			if !fusefs.Mounted(mnt) {
 				t.Fatalf("%s is not mounted", mnt)
+			}
+			var sess *iscsi.Session
+			if iscsiAddr != "" {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				var err error
+				if sess, err = iscsi.Dial(ctx, iscsi.SessionConfig{Addr: iscsiAddr, Target: iscsi.DefaultIQN}); err != nil {
+					t.Fatal(err)
+				}
+				defer sess.Close()
+				if err := sess.TestUnitReady(ctx, 0); err != nil {
+					t.Fatal(err)
+				}
 			}
 			syscall.Kill(os.Getpid(), sig)
 			select {
@@ -360,9 +385,21 @@ func TestNasSignals(t *testing.T) {
 			if _, err := os.Stat(runDir); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("run directory left: %v", err)
 			}
-			if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-				c.Close()
-				t.Errorf("%s still accepts connections", addr)
+			for _, a := range []string{addr, iscsiAddr} {
+				if a == "" {
+					continue
+				}
+				if c, err := net.DialTimeout("tcp", a, time.Second); err == nil {
+					c.Close()
+					t.Errorf("%s still accepts connections", a)
+				}
+			}
+			if sess != nil {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				if err := sess.TestUnitReady(ctx, 0); err == nil {
+					t.Error("the iSCSI session still answers after the stop")
+				}
 			}
 			ps, _ := exec.Command("ps", "-eo", "pid,stat,args").Output()
 			for _, l := range strings.Split(string(ps), "\n") {
@@ -374,59 +411,152 @@ func TestNasSignals(t *testing.T) {
 	}
 }
 
+// TestNasISCSIOnly: nasemu nas --iscsi without --smb serves the LUN alone
+// (no mount, no smbd), charged to the setup's array.
+func TestNasISCSIOnly(t *testing.T) {
+	lunFile := filepath.Join(t.TempDir(), "lun.img")
+	info := startNas(t, []string{"--setup", "ds1817-raid5-hdd-smb-1g", "--iscsi", "127.0.0.1:0", "--lun", lunFile, "--lun-size", "8MiB"})
+	if info.FS != nil || info.SMB != nil || info.Mountpoint != "" {
+		t.Errorf("nas --iscsi alone serves a share: %+v", info)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sess, err := iscsi.Dial(ctx, iscsi.SessionConfig{Addr: info.ISCSI, Target: info.IQN})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	data := bytes.Repeat([]byte{0xa5, 0x5a}, 2048)
+	if err := sess.Write16(ctx, 0, 8, 512, data); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len(data))
+	if err := sess.Read16(ctx, 0, 8, 512, got); err != nil || !bytes.Equal(got, data) {
+		t.Errorf("read back: %v, equal %v", err, bytes.Equal(got, data))
+	}
+	if n := arraySum(info, "lun_iscsi_commands"); n != 2 {
+		t.Errorf("the model charged %v iSCSI commands, want 2", n)
+	}
+	if n := arraySum(info, "smb_requests"); n != 0 {
+		t.Errorf("the model charged %v SMB requests", n)
+	}
+}
+
+// fidelityAsserted are the jobs TestNasFidelity holds to ±15 % of sim:.
+// Those marked true are bound by the modelled link at queue depth 8, and
+// hold whatever the host's load. Those marked false run at queue depth 1:
+// their time is the model's plus whatever of this host's SMB and FUSE path
+// the compensation does not take off, and it follows the host's load
+// within a second; they are held to ±15 % only on a host that is not
+// overloaded (hostQuiet), and logged otherwise (on this 2-core host at a
+// load average of 6: 4K QD1 reads at 0.41 to 1.16 of the model, 1 MiB QD1
+// reads at 0.76 to 0.90).
+//
+// The other jobs are logged: RND4K Q32T1 read and write are bound by this
+// host's CPU (go-smb2, smbd and FUSE for thousands of 4 KiB requests a
+// second); the writes of one SMB request of 1 MiB reach the mount as two
+// (1020 KiB and 4 KiB: smbd's buffer is not page aligned, and a direct
+// FUSE request holds 256 pages), each charged as an SMB request, and with
+// the per-byte host time of a 1 MiB request (copies in go-smb2, loopback,
+// smbd), which the compensation, measured with 4 KiB reads, does not take
+// off, that costs the QD1 writes and the uploads 15-50 %; RND4K Q1T1 write
+// pays more host time per request than the compensation takes off; copy
+// 1x2GiB download reads a file opened read-only through the host's page
+// cache, whose 128 KiB readahead requests are each charged as an SMB
+// request; the small-file copies vary by ±40 % from run to run here.
+var fidelityAsserted = map[string]bool{
+	"SEQ1M Q8T1 read":         true,
+	"SEQ1M Q8T1 write":        true,
+	"SEQ1M Q1T1 read":         false,
+	"RND4K Q1T1 read":         false,
+	"copy 1000x2MiB download": false,
+}
+
+// fidelityRetries is how many more times TestNasFidelity runs an asserted
+// job that misses ±15 % at first; the median of all its runs is held to
+// it (the host is shared; the runs are logged).
+const fidelityRetries = 2
+
+// hostQuiet reports whether this host's load average (over the last
+// minute) is at most twice its CPUs: beyond that, runnable threads wait
+// for a CPU for milliseconds, longer than a QD1 request of the model.
+func hostQuiet(t *testing.T) bool {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return true
+	}
+	var load float64
+	fmt.Sscan(string(b), &load)
+	if load > 2*float64(runtime.NumCPU()) {
+		t.Logf("load average %.2f on %d CPUs: the QD1 jobs are logged, not held to ±15 %%", load, runtime.NumCPU())
+		return false
+	}
+	return true
+}
+
+// fidelityJobs returns a suite's jobs shrunk for the test: a second each,
+// 64 MiB files for cdm, 32 MiB and at most 50 files for copy.
+func fidelityJobs(t *testing.T, suite string) []bench.Job {
+	jobs, err := bench.Suite(suite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := int64(64 << 20)
+	if suite == "copy" {
+		size = 32 << 20
+	}
+	jobs = bench.Overrides{Runtime: time.Second, Size: size}.Apply(jobs)
+	for i := range jobs {
+		if j := &jobs[i]; j.NrFiles > 50 {
+			j.NrFiles, j.Size = 50, 50*j.FileSize
+		}
+	}
+	return jobs
+}
+
 // TestNasFidelity compares nasemu bench over a nasemu nas share with the
 // sim: run of the same 1 GbE HDD RAID 5 setup, for cdm and copy
-// (shortened). The mount charges the whole model, link and protocol
-// included (see nas), so:
-//   - jobs that run faster than the model predicts (beyond 15 %) are
-//     logged: they point at costs the emulated path does not pay;
-//   - SEQ1M Q8T1 read, which the 1 GbE link limits and whose eight
-//     outstanding requests hide the host's own per-request overhead, must
-//     match the model within 15 %: charging the link twice (the mount and
-//     something else) would halve it.
-//
-// Jobs of small requests at low queue depth also pay this host's SMB,
-// FUSE and scheduling overhead in series with the model's time, which
-// the mount does not subtract yet; the test logs them.
+// (shortened, at time scale 3). The mount charges the whole model, link and
+// protocol included, each client request once (see nas), and answers
+// early by the host's FUSE and SMB round trips, so a job's figure over SMB
+// times the time scale is the model's wherever this host is not the
+// bottleneck. The jobs of fidelityAsserted must be within ±15 %: charging
+// the link twice would halve the sequential ones, charging smbd's
+// attribute calls or leaving the SMB round trip uncompensated costs RND4K
+// Q1T1 read 20-50 % (on a quiet host, see fidelityAsserted). A job
+// outside is run fidelityRetries more times and the median of its runs is
+// held to it. The other jobs are logged with their deviation; the file
+// operations charged must match sim's (smbd's extra calls not charged).
 func TestNasFidelity(t *testing.T) {
 	needSamba(t)
 	const setupName = "ds1817-raid5-hdd-smb-1g"
 	const timeScale = 3
-	addr := freePort(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	infos := make(chan nasInfo, 1)
-	done := make(chan error, 1)
-	var stderr lineWaiter
-	go func() {
-		done <- nas(ctx, append(nasArgs(t, setupName, addr), "--time-scale", fmt.Sprint(timeScale)), &stderr, func(i nasInfo) { infos <- i })
-	}()
-	var info nasInfo
-	select {
-	case info = <-infos:
-	case err := <-done:
-		t.Fatalf("nas: %v\n%s", err, stderr.String())
-	}
-	defer func() { cancel(); <-done; t.Log(stderr.String()) }()
+	info := startNas(t, append(nasArgs(t, setupName, freePort(t)), "--time-scale", fmt.Sprint(timeScale)))
 	s, err := nasemu.LoadSetup(setupName)
 	if err != nil {
 		t.Fatal(err)
 	}
+	c, _ := smb.ParseURL(info.URL)
+	c.Password, c.HasPassword = testSMBPassword, true
+	runReal := func(jobs []bench.Job) []bench.Result {
+		tg, err := smb.Open(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tg.Close()
+		rep, err := bench.Run(tg, jobs, bench.Options{Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep.Results
+	}
 	for _, suite := range []string{"cdm", "copy"} {
-		jobs, _ := bench.Suite(suite)
-		// cdm's file is larger than what a test reads in its runtime:
-		// smbd reads the mount through the host's page cache, and a
-		// re-read served there never reaches the model (see the report).
-		size := int64(64 << 20)
-		if suite == "copy" {
-			size = 32 << 20
+		quiet := hostQuiet(t)
+		asserted := func(name string) bool {
+			always, ok := fidelityAsserted[name]
+			return ok && (always || quiet)
 		}
-		jobs = bench.Overrides{Runtime: time.Second, Size: size}.Apply(jobs)
-		for i := range jobs {
-			if j := &jobs[i]; j.NrFiles > 50 {
-				j.NrFiles, j.Size = 50, 50*j.FileSize
-			}
-		}
+		jobs := fidelityJobs(t, suite)
 		s.Protocol.ClientOp = -1 // as nas does: the client is real
 		m, err := s.Build(1)
 		if err != nil {
@@ -437,39 +567,38 @@ func TestNasFidelity(t *testing.T) {
 			t.Fatal(err)
 		}
 		opsBefore := fileOps(info)
-		c, _ := smb.ParseURL(info.URL)
-		c.Password, c.HasPassword = testSMBPassword, true
-		tg, err := smb.Open(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		realRep, err := bench.Run(tg, jobs, bench.Options{Seed: 1})
-		tg.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		real := runReal(jobs)
 		opsAfter := fileOps(info)
 		simOps, _ := models.Sum(m, "file_ops")
 		t.Logf("%s: file operations charged: nas %.0f, sim %.0f", suite, opsAfter-opsBefore, simOps)
-		for i, r := range realRep.Results {
+		if d := opsAfter - opsBefore; math.Abs(d-simOps) > 0.05*simOps+5 {
+			t.Errorf("%s: the share charged %.0f file operations, sim %.0f: smbd's calls are charged beyond the client's requests", suite, d, simOps)
+		}
+		for i, r := range real {
 			sr := simRep.Results[i]
-			metric, a, b := "MB/s", r.MBps*timeScale, sr.MBps
+			figure := func(r bench.Result) float64 {
+				if r.Files > 1 {
+					return r.FilesPerS
+				}
+				return r.MBps
+			}
+			metric := "MB/s"
 			if r.Files > 1 {
-				metric, a, b = "files/s", r.FilesPerS*timeScale, sr.FilesPerS
+				metric = "files/s"
 			}
-			dev := 100 * (a/b - 1)
-			t.Logf("%-26s %-7s nas %8.2f sim %8.2f %+6.1f %%", r.Name, metric, a, b, dev)
-			// Jobs faster than the model point at costs the emulated
-			// path does not pay (or pays in parallel: FUSE and smbd read
-			// ahead of a QD1 sequential reader; copy jobs skip Windows
-			// Explorer's own per-file time, which sim charges). They are
-			// logged, not failed: they vary from run to run on a shared
-			// host, and the fidelity work is still open.
-			if dev > 15 {
-				t.Logf("%s: %.2f %s over SMB, the model predicts %.2f: the emulation is faster than the model", r.Name, a, metric, b)
+			b := figure(sr)
+			ratios := []float64{figure(r) * timeScale / b}
+			if asserted(r.Name) && math.Abs(ratios[0]-1) > 0.15 {
+				for range fidelityRetries {
+					ratios = append(ratios, figure(runReal(jobs[i : i+1])[0])*timeScale/b)
+				}
 			}
-			if r.Name == "SEQ1M Q8T1 read" && math.Abs(dev) > 15 {
-				t.Errorf("%s: %.2f MB/s over SMB, the model predicts %.2f (±15 %%)", r.Name, a, b)
+			sorted := slices.Clone(ratios)
+			slices.Sort(sorted)
+			med := sorted[len(sorted)/2]
+			t.Logf("%-26s %-7s sim %8.2f nas %8.2f %+6.1f %% (runs %.2f)", r.Name, metric, b, med*b, 100*(med-1), ratios)
+			if asserted(r.Name) && math.Abs(med-1) > 0.15 {
+				t.Errorf("%s: %.2f %s over SMB, the model predicts %.2f (±15 %%)", r.Name, med*b, metric, b)
 			}
 		}
 	}
@@ -492,17 +621,23 @@ func TestNasBadUsage(t *testing.T) {
 	os.WriteFile(empty, []byte("\n"), 0o600)
 	t.Setenv(smb.PasswordEnv, "")
 	base := []string{"nas", "--setup", "ds1817-raid5-hdd-smb-1g", "--backing", dir}
+	outside := filepath.Join(t.TempDir(), "lun.img")
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{append(base, "--password-file", pw), "--smb HOST:PORT is required"},
+		{append(base, "--password-file", pw), "--smb HOST:PORT or --iscsi HOST:PORT is required"},
 		{append(base, "--smb", "0.0.0.0:4450", "--password-file", pw), "not a loopback address"},
 		{append(base, "--smb", "192.0.2.1:4450", "--password-file", pw), "not a loopback address"},
 		{append(base, "--smb", "127.0.0.1:4450"), "--password-file or $" + smb.PasswordEnv},
 		{append(base, "--smb", "127.0.0.1:4450", "--password-file", empty), "first line is empty"},
 		{append(base, "--smb", "127.0.0.1:4450", "--password-file", pw, "--user", "no-such-user-x9"), "not a Unix user"},
-		{append(base, "--smb", "127.0.0.1:4450", "--password-file", pw, "--iscsi", "127.0.0.1:3260"), "--iscsi is not available"},
+		{append(base, "--smb", "127.0.0.1:4450", "--password-file", pw, "--iscsi", "127.0.0.1:3260"), "--lun FILE is required with --iscsi"},
+		{append(base, "--iscsi", "127.0.0.1:3260", "--lun", outside, "--lun-size", "lots"), "--lun-size"},
+		{append(base, "--iscsi", "127.0.0.1:3260", "--lun", outside, "--lun-size", "10TB"), "does not fit"},
+		{append(base, "--smb", "127.0.0.1:4450", "--password-file", pw, "--iscsi", "127.0.0.1:3260", "--lun", filepath.Join(dir, "lun.img")), "lies in --backing"},
+		{append(base, "--smb", "127.0.0.1:4450", "--password-file", pw, "--lun", filepath.Join(dir, "lun.img")), "go with --iscsi"},
+		{[]string{"nas", "--setup", "ds1817-raid5-hdd-smb-1g", "--iscsi", "127.0.0.1:3260", "--lun", filepath.Join(dir, "lun.img"), "--chap-user", "u"}, "go together"},
 		{[]string{"nas", "--setup", "no-such-setup", "--backing", dir, "--smb", "127.0.0.1:4450", "--password-file", pw}, "no-such-setup"},
 		{[]string{"nas", "--setup", "ds1817-raid5-hdd-smb-1g", "--backing", filepath.Join(dir, "none"), "--smb", "127.0.0.1:4450", "--password-file", pw}, "not a directory"},
 	} {
@@ -515,4 +650,131 @@ func TestNasBadUsage(t *testing.T) {
 			t.Errorf("the password shows: %q", out.String())
 		}
 	}
+}
+
+// startNas runs nas in the test until the test ends and returns what it
+// serves.
+func startNas(t *testing.T, args []string) nasInfo {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	infos := make(chan nasInfo, 1)
+	done := make(chan error, 1)
+	stderr := &lockedBuffer{}
+	go func() { done <- nas(ctx, args, stderr, func(i nasInfo) { infos <- i }) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("nas: %v\n%s", err, stderr)
+		}
+	})
+	select {
+	case info := <-infos:
+		t.Logf("%s", stderr)
+		return info
+	case err := <-done:
+		t.Fatalf("nas %v: %v\n%s", args, err, stderr)
+	case <-time.After(30 * time.Second):
+		t.Fatal("nas does not start")
+	}
+	return nasInfo{}
+}
+
+// arraySum returns a counter of the model a nas run charges, summed over
+// its stack.
+func arraySum(info nasInfo, name string) float64 {
+	var n float64
+	info.Volume.WithModel(func(m models.Device, _ time.Duration) { n, _ = models.Sum(m, name) })
+	return n
+}
+
+// TestNasISCSI: nasemu nas --smb --iscsi serves the share and a LUN of the
+// same array at once. Through the repository's initiator and libiscsi's
+// iscsi-inq the LUN logs in, reads back what was written, and keeps its
+// bytes in its own file (not in the share); its writes reach the share's
+// array and link (one model), through an iSCSI front (lun_ counters) and
+// not the SMB one.
+func TestNasISCSI(t *testing.T) {
+	needSamba(t)
+	inq := needLibiscsi(t)
+	const lunSize = 64 << 20
+	lunFile := filepath.Join(t.TempDir(), "lun0.img")
+	args := append(nasArgs(t, "ds1817-raid5-hdd-smb-1g", freePort(t)), "--iscsi", "127.0.0.1:0", "--lun", lunFile, "--lun-size", "64MiB")
+	backing := args[3]
+	info := startNas(t, args)
+	if info.ISCSI == "" || info.Array == nil || info.FS == nil {
+		t.Fatalf("nas serves %+v", info)
+	}
+	if capacity, _ := info.FS.Usage(); capacity+lunSize > info.Array.share.Capacity() || capacity < info.Array.share.Capacity()-lunSize-(1<<20) {
+		t.Errorf("the share has %d bytes, the array %d, the LUN %d: they overlap or waste space", capacity, info.Array.share.Capacity(), lunSize)
+	}
+	out, err := exec.Command(inq, "iscsi://"+info.ISCSI+"/"+info.IQN+"/0").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "Vendor:NASEMU") {
+		t.Errorf("iscsi-inq: %v\n%s", err, out)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sess, err := iscsi.Dial(ctx, iscsi.SessionConfig{Addr: info.ISCSI, Target: info.IQN})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	c, err := sess.ReadCapacity16(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := int64(c.Blocks) * int64(c.BlockSize); got != lunSize {
+		t.Errorf("the LUN holds %d bytes, want %d", got, lunSize)
+	}
+	smbBefore, rtBefore := arraySum(info, "smb_requests"), arraySum(info, "lun_iscsi_commands")
+	linkBefore, membersBefore := arraySum(info, "link_bytes_rx"), arraySum(info, "member_bytes_written")
+	data := bytes.Repeat([]byte("one array, a share and a LUN "), 1<<20/16)[:1<<20]
+	const lba = 4096 // 2 MiB into the LUN
+	if err := sess.Write16(ctx, 0, lba, int(c.BlockSize), data); err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.SyncCache(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len(data))
+	if err := sess.Read16(ctx, 0, lba, int(c.BlockSize), got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, data) {
+		t.Error("the LUN reads back other bytes than were written")
+	}
+	file, _ := os.ReadFile(lunFile)
+	if int64(len(file)) != lunSize || !bytes.Equal(file[lba*512:lba*512+len(data)], data) {
+		t.Errorf("the LUN file (%d bytes) does not hold the written bytes at %d", len(file), lba*512)
+	}
+	if ents, _ := os.ReadDir(backing); len(ents) > 1 { // the allocator's state file at most
+		t.Errorf("the share's backing directory holds %d entries after LUN I/O", len(ents))
+	}
+	if d := arraySum(info, "smb_requests") - smbBefore; d != 0 {
+		t.Errorf("LUN I/O made %v SMB requests", d)
+	}
+	if d := arraySum(info, "lun_iscsi_commands") - rtBefore; d < 3 {
+		t.Errorf("LUN I/O made %v iSCSI commands in the model, want at least 3", d)
+	}
+	if d := arraySum(info, "link_bytes_rx") - linkBefore; d < float64(len(data)) {
+		t.Errorf("the shared link received %v bytes for a %d-byte LUN write", d, len(data))
+	}
+	if d := arraySum(info, "member_bytes_written") - membersBefore; d < float64(len(data)) {
+		t.Errorf("the array's drives wrote %v bytes for a flushed %d-byte LUN write", d, len(data))
+	}
+}
+
+// needLibiscsi returns the path of libiscsi's iscsi-inq; outside CI a
+// missing tool skips the test, in CI (CI=true) it fails it.
+func needLibiscsi(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("iscsi-inq")
+	if err == nil {
+		return p
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("iscsi-inq is not installed (CI installs libiscsi-bin)")
+	}
+	t.Skip("iscsi-inq is not installed (Debian package libiscsi-bin)")
+	return ""
 }

@@ -126,6 +126,34 @@ func (a *Allocator) Allocated(file uint64) int64 {
 	return n * a.block
 }
 
+// Start returns the address of a file's first allocated byte (its first
+// extent's physical start) and whether it has any block: the address by
+// which a filesystem's front end names the file to the model (file
+// operations identify their file by the volume address of its first byte).
+func (a *Allocator) Start(file uint64) (int64, bool) {
+	m := a.files[file]
+	if m == nil || len(m.runs) == 0 {
+		return 0, false
+	}
+	return m.runs[0].pb * a.block, true
+}
+
+// Next returns the address where the first block of a new file would be
+// allocated now (the next-fit cursor's free block), 0 when nothing is free.
+func (a *Allocator) Next() int64 {
+	if len(a.free) == 0 {
+		return 0
+	}
+	i := sort.Search(len(a.free), func(j int) bool { return a.free[j].pb+a.free[j].n > a.rover })
+	if i == len(a.free) {
+		i = 0
+	}
+	if f := a.free[i]; a.rover > f.pb && a.rover < f.pb+f.n {
+		return a.rover * a.block
+	}
+	return a.free[i].pb * a.block
+}
+
 // Map appends to dst the extents covering [off, off+n) of a file and returns
 // the extended slice. With alloc, holes in the range are allocated first
 // (failing with ErrNoSpace, with nothing changed, when they do not fit);

@@ -264,3 +264,46 @@ func FuzzUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+// TestStartAndNext checks the addresses by which a front end names a file:
+// a new file's first block lands where Next said, Start then returns it,
+// and a second file starts right after the first.
+func TestStartAndNext(t *testing.T) {
+	a := mustNew(t, 1<<20)
+	if _, ok := a.Start(1); ok {
+		t.Error("Start of a file without blocks: ok")
+	}
+	for f := uint64(1); f <= 3; f++ {
+		next := a.Next()
+		if _, err := a.Map(f, 0, 3*blk, true, nil); err != nil {
+			t.Fatal(err)
+		}
+		start, ok := a.Start(f)
+		if !ok || start != next {
+			t.Errorf("file %d: Start %d, %v; Next said %d", f, start, ok, next)
+		}
+		if want := int64(f-1) * 3 * blk; start != want {
+			t.Errorf("file %d starts at %d, want %d", f, start, want)
+		}
+	}
+	// Freeing the first file leaves the cursor after the third: the next
+	// file goes there, not into the hole.
+	a.Remove(1)
+	if got, want := a.Next(), int64(9*blk); got != want {
+		t.Errorf("Next after a delete %d, want %d", got, want)
+	}
+	// A file whose first block is a hole starts at its first mapped block.
+	if _, err := a.Map(4, 5*blk, blk, true, nil); err != nil {
+		t.Fatal(err)
+	}
+	if start, _ := a.Start(4); start != 9*blk {
+		t.Errorf("sparse file starts at %d, want %d", start, 9*blk)
+	}
+	// Full: Next wraps into the only free run left.
+	if _, err := a.Map(5, 0, a.Free()-3*blk, true, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.Next(); got != 0 {
+		t.Errorf("Next on a volume whose only free run is at 0: %d", got)
+	}
+}
