@@ -184,10 +184,22 @@ func (d *Drive) mediaOp(cmd float64, a, b int64, isWrite bool) (end float64, c p
 	s := max(cmd, d.headFree)
 	d.takeHead(s)
 	best, bestSeek, bestCost := 0, 0.0, 0.0
+	// A candidate whose seek alone is no cheaper than the best is
+	// skipped. The seek time never falls as the distance grows (each
+	// step of seekCurve.time is a monotone float operation), and the best
+	// cost only falls, so once a seek over distance far is skipped, every
+	// later one at least as far would be too: it is skipped on its
+	// distance, without the seek curve's square root.
+	far := math.Inf(1)
 	for i := 0; i < d.qLen; i++ {
 		c := &d.queue[i]
-		sk := d.seek.time(abs(c.xStart - d.headX))
+		dist := abs(c.xStart - d.headX)
+		if i > 0 && dist >= far {
+			continue
+		}
+		sk := d.seek.time(dist)
 		if i > 0 && sk >= bestCost {
+			far = min(far, dist)
 			continue // the rotational wait can only add to it
 		}
 		cost := sk + d.g.rotWait(s+sk, c.tStart)

@@ -34,17 +34,11 @@ type cpu struct {
 // run reserves cost on the core that can start it first and returns when
 // it completes. Among cores that can start at the same time it takes the
 // one the work fits most snugly (least idle time left in front of it), so
-// that short tasks do not scatter idle gaps over every core.
+// that short tasks do not scatter idle gaps over every core; among equals
+// the lowest numbered (timeline.Snuggest).
 func (c *cpu) run(at, cost time.Duration) time.Duration {
-	best, bestStart, bestWaste := -1, time.Duration(0), time.Duration(0)
-	for i := range c.cores {
-		s, waste := c.cores[i].Fit(at, cost)
-		if best < 0 || s < bestStart || (s == bestStart && waste < bestWaste) {
-			best, bestStart, bestWaste = i, s, waste
-		}
-	}
 	c.busy += cost
-	_, end := c.cores[best].Reserve(at, cost)
+	_, end := c.cores[timeline.Snuggest(c.cores, at, cost)].Reserve(at, cost)
 	return end
 }
 

@@ -235,15 +235,15 @@ func (c *Controller) directWrite(at time.Duration, r models.Request) (time.Durat
 // sequential reports whether a read continues a recent read stream.
 func (c *Controller) sequential(r models.Request) bool {
 	c.tick++
-	victim := 0
+	victim, oldest := 0, c.streams[0].used // the least recently used stream
 	for i := range c.streams {
 		st := &c.streams[i]
 		if st.used != 0 && st.next == r.Offset {
 			st.next, st.used = r.End(), c.tick
 			return true
 		}
-		if st.used < c.streams[victim].used {
-			victim = i
+		if st.used < oldest {
+			victim, oldest = i, st.used
 		}
 	}
 	c.streams[victim] = stream{next: r.End(), used: c.tick}

@@ -171,11 +171,10 @@ func (t *Timeline) Earliest(at, d time.Duration) time.Duration {
 // idle time it would leave in front of it (since the end of the busy
 // interval before it). Callers choosing among several resources that can
 // start the work at the same time pick the least idle time left, so short
-// tasks do not scatter gaps over every resource.
+// tasks do not scatter gaps over every resource (Snuggest does that).
 func (t *Timeline) Fit(at, d time.Duration) (start, idleBefore time.Duration) {
 	// The common case — the work goes after everything booked — is
-	// written out here, without the calls of the general path: a NAS asks
-	// every core, several times per simulated request.
+	// written out here, without the calls of the general path.
 	start = max(at, t.floor)
 	if t.n == 0 {
 		return start, start - t.floor
@@ -186,14 +185,56 @@ func (t *Timeline) Fit(at, d time.Duration) (start, idleBefore time.Duration) {
 	return t.fitBetween(start, d)
 }
 
-// fitBetween is Fit for work that arrives before the last booking ends.
+// fitBetween is Fit for work that arrives (at start, not before the
+// floor) before the last booking ends: search, written out because the
+// call would cost as much as its short loop.
 func (t *Timeline) fitBetween(start, d time.Duration) (time.Duration, time.Duration) {
-	start, i := t.search(start, d)
+	i := t.firstEndingAfter(start)
+	for ; i < t.n; i++ {
+		iv := t.at(i)
+		if iv.start >= start+d {
+			break // fits in the gap before interval i
+		}
+		start = iv.end
+	}
 	prev := t.floor
 	if i > 0 {
 		prev = t.at(i - 1).end
 	}
 	return start, start - prev
+}
+
+// Snuggest returns which of the resources ts (at least one) a reservation
+// of d arriving at at should go to: among those that can start it
+// first, the one it fits most snugly (least idle time left in front of
+// it, as Fit reports), the lowest index among equals. It is Fit on each
+// in turn — written out, as a NAS asks every core several times per
+// simulated request — except that it stops at a resource that can start
+// at at with no idle time in front: no start is earlier than at and no
+// idle time is negative, so only a resource of a lower index could tie,
+// and the scan has passed those.
+func Snuggest(ts []Timeline, at, d time.Duration) int {
+	best, bestStart, bestIdle := 0, time.Duration(0), time.Duration(0)
+	for i := range ts {
+		t := &ts[i]
+		start := max(at, t.floor)
+		var idle time.Duration
+		switch {
+		case t.n == 0:
+			idle = start - t.floor
+		case t.at(t.n-1).end <= start:
+			idle = start - t.at(t.n-1).end
+		default:
+			start, idle = t.fitBetween(start, d)
+		}
+		if i == 0 || start < bestStart || (start == bestStart && idle < bestIdle) {
+			best, bestStart, bestIdle = i, start, idle
+			if start == at && idle == 0 {
+				break
+			}
+		}
+	}
+	return best
 }
 
 // earliest finds the first gap ≥ at of length d and the index of the

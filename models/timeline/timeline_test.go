@@ -157,3 +157,47 @@ func TestReserveSplitReference(t *testing.T) {
 		}
 	}
 }
+
+// Snuggest picks what a full scan of Fit over every resource picks:
+// earliest start, then least idle time in front, then lowest index. The
+// calendars are random, with bookings ahead of time, so starts, idle
+// times and exact ties (work chained at a booking's end) all vary.
+func TestSnuggestIsFullScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{1, 2, 4, 7} {
+		ts := make([]Timeline, n)
+		now := time.Duration(0)
+		stops := 0
+		for range 20000 {
+			now += time.Duration(rng.IntN(3000))
+			at := now
+			switch rng.IntN(4) {
+			case 0: // booked ahead
+				at += time.Duration(rng.IntN(200_000))
+			case 1: // chained at the end of a booking
+				k := &ts[rng.IntN(n)]
+				if k.n > 0 {
+					at = k.at(rng.IntN(k.n)).end
+				}
+			}
+			d := time.Duration(1 + rng.IntN(5000))
+			want, wantStart, wantIdle := -1, time.Duration(0), time.Duration(0)
+			for i := range ts {
+				s, idle := ts[i].Fit(at, d)
+				if want < 0 || s < wantStart || (s == wantStart && idle < wantIdle) {
+					want, wantStart, wantIdle = i, s, idle
+				}
+			}
+			if wantStart == at && wantIdle == 0 && want < n-1 {
+				stops++
+			}
+			if got := Snuggest(ts, at, d); got != want {
+				t.Fatalf("%d resources, %v for %v: Snuggest %d, full scan %d", n, at, d, got, want)
+			}
+			ts[want].Reserve(at, d)
+		}
+		if n > 1 && stops < 100 {
+			t.Errorf("%d resources: only %d choices a perfect fit settles early; the test misses the shortcut", n, stops)
+		}
+	}
+}
