@@ -290,31 +290,3 @@ func TestRandomReadIOPS(t *testing.T) {
 		}
 	}
 }
-
-// A sequential reader that wraps to the start of its open file (a
-// time-based job) is sequential again from its next request on: the
-// client's read-ahead keeps each pass as fast as the first, as the cache
-// manager judges sequential access from the handle's last access.
-func TestSMBStreamAfterWrap(t *testing.T) {
-	d := newStack(t, Config{Protocol: SMB3}, link.Config{Kind: "1gbe"}, fastNAS(t))
-	const size, file = 1 << 20, 16 << 20
-	at, err := d.Submit(0, models.Request{Op: models.Open, Offset: 0, Length: file})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pass := func() time.Duration {
-		start := at
-		for off := int64(0); off < file; off += size {
-			if at, err = d.Submit(at, models.Request{Op: models.Read, Offset: off, Length: size}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return at - start
-	}
-	first := pass()
-	for i := 0; i < 2; i++ {
-		if later := pass(); float64(later) > 1.05*float64(first) {
-			t.Errorf("pass %d after wrapping: %v, first pass %v: the read-ahead was lost", i+2, later, first)
-		}
-	}
-}

@@ -111,11 +111,6 @@ func (d *Device) smb(at time.Duration, r models.Request) (time.Duration, error) 
 		if s.inFile && (r.Offset == s.seqEnd || s.seqEnd < 0) && r.End() <= s.file.End() {
 			return d.smbStream(at, s, r)
 		}
-		// The cache manager judges sequential access from the handle's
-		// last access: after a jump (a reader wrapping to the start of
-		// the file), the request that follows this one is sequential
-		// again.
-		s.seqEnd = r.End()
 		return d.smbData(at, s, r)
 	case models.Flush:
 		return meta(max(at, s.pendingWrite), models.Flush, smbFlushReq, smbFlushRsp)
