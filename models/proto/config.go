@@ -146,7 +146,10 @@ const (
 // extent and checksum accounting — dirtying the page and the inode under
 // a journal handle) where a cached read is a lookup and a copy. Buffered
 // 4 KiB writes run at ~150,000 a second on one such core under Btrfs and
-// cached 4 KiB reads at ~500,000: about 6 µs more per write. Review 003
+// cached 4 KiB reads at ~500,000: 6.7 − 2 = 4.7 µs more per write by these
+// round figures. The 6 µs used is within their uncertainty and is a
+// calibrated value, not a derived one: with 4.7 µs review 003's write
+// ceilings below are met one case worse. Review 003
 // shows it on the DS1817 (×4 on its Cortex-A15 cores): its 4 KiB random
 // writes to SSD arrays top out at ~11,000–13,000 IOPS over SMB and
 // ~13,000–19,000 over iSCSI where its reads reach ~15,500 and ~22,000,
