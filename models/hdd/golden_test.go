@@ -1,14 +1,12 @@
 package hdd
 
 import (
-	"encoding/binary"
-	"hash/fnv"
-	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/internal/digest"
 )
 
 // goldenDigest pins every completion time and counter of the drives below
@@ -51,12 +49,8 @@ func goldenConfigs(t testing.TB) []Config {
 // times, interleaved sequential streams, and a hot spot that hits the
 // buffer — and hashes every completion, error and counter.
 func goldenDigestOf(t testing.TB, n int) uint64 {
-	h := fnv.New64a()
-	var buf []byte
-	put := func(v uint64) {
-		buf = binary.LittleEndian.AppendUint64(buf[:0], v)
-		h.Write(buf)
-	}
+	h := digest.New()
+	put := h.Uint
 	for ci, c := range goldenConfigs(t) {
 		for w := range 3 {
 			d, err := New(c, uint64(ci*3+w+1))
@@ -117,11 +111,8 @@ func goldenDigestOf(t testing.TB, n int) uint64 {
 				}
 				slots[j] = max(slots[j], done)
 			}
-			for _, cn := range d.Counters() {
-				h.Write([]byte(cn.Name))
-				put(math.Float64bits(cn.Value))
-			}
+			h.Counters(d.Counters())
 		}
 	}
-	return h.Sum64()
+	return h.Sum()
 }

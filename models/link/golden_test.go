@@ -1,11 +1,11 @@
 package link
 
 import (
-	"encoding/binary"
-	"hash/fnv"
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/nasemu/nasemu/models/internal/digest"
 )
 
 // goldenDigest pins every arrival time and counter Send gives over seeded
@@ -19,12 +19,8 @@ const goldenDigest = 0x961f9e29b8193cee
 // booked for the future (a read's data, sent when the disk has it) and
 // messages from the past interleaved, and hashes every answer.
 func TestGoldenDigest(t *testing.T) {
-	h := fnv.New64a()
-	var buf []byte
-	put := func(v int64) {
-		buf = binary.LittleEndian.AppendUint64(buf[:0], uint64(v))
-		h.Write(buf)
-	}
+	h := digest.New()
+	put := h.Int
 	for ci, cfg := range []Config{
 		{Kind: "1gbe"},
 		{Kind: "10gbe", MTU: 9000},
@@ -59,11 +55,11 @@ func TestGoldenDigest(t *testing.T) {
 			put(int64(l.Send(t0, lane, dir, n)))
 		}
 		for _, c := range l.Counters() {
-			h.Write([]byte(c.Name))
+			h.String(c.Name)
 			put(int64(c.Value))
 		}
 	}
-	if got := h.Sum64(); got != goldenDigest {
+	if got := h.Sum(); got != goldenDigest {
 		t.Errorf("digest %#x, want %#x: the link's answers changed", got, uint64(goldenDigest))
 	}
 }

@@ -1,9 +1,6 @@
 package nas
 
 import (
-	"encoding/binary"
-	"hash/fnv"
-	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -11,6 +8,7 @@ import (
 	"github.com/nasemu/nasemu/models"
 	"github.com/nasemu/nasemu/models/fixed"
 	"github.com/nasemu/nasemu/models/hdd"
+	"github.com/nasemu/nasemu/models/internal/digest"
 )
 
 // goldenDigest pins every completion time, error and counter of the
@@ -59,12 +57,8 @@ func goldenConfigs() []Config {
 // out of order (booked ahead, submitted late), and hashes every
 // completion, error and counter.
 func goldenDigestOf(t testing.TB, n int) uint64 {
-	h := fnv.New64a()
-	var buf []byte
-	put := func(v uint64) {
-		buf = binary.LittleEndian.AppendUint64(buf[:0], v)
-		h.Write(buf)
-	}
+	h := digest.New()
+	put := h.Uint
 	// A WD Red 1 TB (datasheet figures) scaled down to 4 GiB.
 	drive, err := hdd.Config{
 		Capacity: 1_000_204_886_016, RPM: 5400, OuterMBps: 150, Heads: 2,
@@ -170,13 +164,10 @@ func goldenDigestOf(t testing.TB, n int) uint64 {
 			}
 			models.Walk(c, func(d models.Device, depth int) {
 				if o, ok := d.(models.Observer); ok {
-					for _, cn := range o.Counters() {
-						h.Write([]byte(cn.Name))
-						put(math.Float64bits(cn.Value))
-					}
+					h.Counters(o.Counters())
 				}
 			})
 		}
 	}
-	return h.Sum64()
+	return h.Sum()
 }

@@ -1,9 +1,6 @@
 package raid
 
 import (
-	"encoding/binary"
-	"hash/fnv"
-	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -11,6 +8,7 @@ import (
 	"github.com/nasemu/nasemu/models"
 	"github.com/nasemu/nasemu/models/catalog"
 	"github.com/nasemu/nasemu/models/fixed"
+	"github.com/nasemu/nasemu/models/internal/digest"
 )
 
 // goldenDigest pins every completion time, error and counter (the array's
@@ -40,12 +38,8 @@ type goldenArray struct {
 }
 
 func goldenDigestOf(t testing.TB, n int) uint64 {
-	h := fnv.New64a()
-	var buf []byte
-	put := func(v uint64) {
-		buf = binary.LittleEndian.AppendUint64(buf[:0], v)
-		h.Write(buf)
-	}
+	h := digest.New()
+	put := h.Uint
 	drive, err := catalog.LookupDrive("wd-red-1tb")
 	if err != nil {
 		t.Fatal(err)
@@ -144,16 +138,13 @@ func goldenDigestOf(t testing.TB, n int) uint64 {
 		st := a.Status(slots[0])
 		put(uint64(st.State))
 		put(uint64(st.Rebuilding))
-		put(math.Float64bits(st.RebuildProgress))
+		h.Float((st.RebuildProgress))
 		put(uint64(st.RebuildBytes))
 		models.Walk(a, func(d models.Device, depth int) {
 			if o, ok := d.(models.Observer); ok {
-				for _, cn := range o.Counters() {
-					h.Write([]byte(cn.Name))
-					put(math.Float64bits(cn.Value))
-				}
+				h.Counters(o.Counters())
 			}
 		})
 	}
-	return h.Sum64()
+	return h.Sum()
 }

@@ -1,10 +1,10 @@
 package slotindex
 
 import (
-	"encoding/binary"
-	"hash/fnv"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/nasemu/nasemu/models/internal/digest"
 )
 
 // goldenDigest pins the answers of Lookup and Key over a seeded trace. The
@@ -24,12 +24,8 @@ func TestGoldenDigest(t *testing.T) {
 }
 
 func goldenTrace(steps int) uint64 {
-	h := fnv.New64a()
-	var buf [8]byte
-	put := func(v int64) {
-		binary.LittleEndian.PutUint64(buf[:], uint64(v))
-		h.Write(buf[:])
-	}
+	h := digest.New()
+	put := h.Int
 	rng := rand.New(rand.NewPCG(5, 6))
 	var x Index
 	held := map[int64]bool{}
@@ -90,5 +86,5 @@ func goldenTrace(steps int) uint64 {
 			}
 		}
 	}
-	return h.Sum64()
+	return h.Sum()
 }

@@ -1,14 +1,12 @@
 package ssd
 
 import (
-	"encoding/binary"
-	"hash/fnv"
-	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/internal/digest"
 )
 
 // goldenDigest pins every completion time and counter of the drives below
@@ -29,12 +27,8 @@ func TestGoldenDigest(t *testing.T) {
 // sequential streams, trims and flushes, and idle spells, at a queue of 32 whose parts a
 // composite device may submit at future or earlier times.
 func goldenDigestOf(t testing.TB, n int) uint64 {
-	h := fnv.New64a()
-	var buf []byte
-	put := func(v uint64) {
-		buf = binary.LittleEndian.AppendUint64(buf[:0], v)
-		h.Write(buf)
-	}
+	h := digest.New()
+	put := h.Uint
 	nvme := testConfig(64<<20, 1.2)
 	sata := testConfig(64<<20, 1.1)
 	sata.Interface = SATA
@@ -92,10 +86,7 @@ func goldenDigestOf(t testing.TB, n int) uint64 {
 			}
 			slots[j] = max(slots[j], done)
 		}
-		for _, cn := range d.Counters() {
-			h.Write([]byte(cn.Name))
-			put(math.Float64bits(cn.Value))
-		}
+		h.Counters(d.Counters())
 	}
-	return h.Sum64()
+	return h.Sum()
 }

@@ -1,11 +1,11 @@
 package timeline
 
 import (
-	"encoding/binary"
-	"hash/fnv"
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/nasemu/nasemu/models/internal/digest"
 )
 
 // goldenDigest pins every answer the calendar gives over a long seeded
@@ -28,14 +28,11 @@ func TestGoldenDigest(t *testing.T) {
 }
 
 func goldenTrace(steps int) uint64 {
-	h := fnv.New64a()
-	var buf []byte
+	h := digest.New()
 	put := func(vs ...time.Duration) {
-		buf = buf[:0]
 		for _, v := range vs {
-			buf = binary.LittleEndian.AppendUint64(buf, uint64(v))
+			h.Int(int64(v))
 		}
-		h.Write(buf)
 	}
 	rng := rand.New(rand.NewPCG(17, 1))
 	var cores [4]Timeline
@@ -112,5 +109,5 @@ func goldenTrace(steps int) uint64 {
 			now += time.Duration(rng.IntN(1_000_000_000))
 		}
 	}
-	return h.Sum64()
+	return h.Sum()
 }
