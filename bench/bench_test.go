@@ -223,8 +223,8 @@ func TestSuitesOnSim(t *testing.T) {
 				}
 			}
 			if s.Name == "copy" || s.Name == "ddfill" {
-				if len(tg.files) != 0 {
-					t.Errorf("%d files left after the download removed them", len(tg.files))
+				if len(tg.space.files) != 0 {
+					t.Errorf("%d files left after the download removed them", len(tg.space.files))
 				}
 			}
 		})

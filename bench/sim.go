@@ -44,16 +44,7 @@ type Sim struct {
 	name, desc string
 	dev        models.Device
 	clock      *VirtualClock
-	files      map[string]*extent
-	free       []extent // freed extents, first fit
-	next       int64    // bump allocator beyond every extent handed out
-}
-
-// extent is a file's place on the device.
-type extent struct {
-	base, size int64
-	filled     bool // laid out with data
-	whole      bool // the whole device (a job without a size)
+	space      *Space
 }
 
 var (
@@ -73,7 +64,7 @@ func NewSim(name string, s SimSetup) *Sim {
 	if s.Name != "" {
 		name = s.Name
 	}
-	return &Sim{name: name, desc: s.Description, dev: s.Device, clock: NewVirtualClock(), files: map[string]*extent{}}
+	return &Sim{name: name, desc: s.Description, dev: s.Device, clock: NewVirtualClock(), space: NewSpace(name, s.Device.Capacity(), simAlign)}
 }
 
 // Name implements Target.
@@ -98,34 +89,30 @@ func (s *Sim) Device() models.Device { return s.dev }
 // requests at queue depth 1, in virtual time, as fio's layout does; the
 // model counts those writes.
 func (s *Sim) Layout(name string, size int64, fill bool) (int64, error) {
-	e := s.files[name]
+	e := s.space.File(name)
 	switch {
 	case size == 0 && e == nil:
-		e = &extent{size: s.dev.Capacity(), whole: true}
-		s.files[name] = e
+		e = s.space.Whole(name)
 	case size == 0:
-	case e == nil || e.size < size:
-		if e != nil {
-			s.release(name)
-		}
+	case e == nil || e.Size < size:
 		var err error
-		if e, err = s.allocate(name, size); err != nil {
+		if e, err = s.space.Allocate(name, size); err != nil {
 			return 0, err
 		}
 	}
-	if fill && !e.filled && !e.whole {
+	if fill && !e.Filled && !e.Whole {
 		t := s.clock.Now()
-		for off := int64(0); off < e.size; off += simFillSize {
-			done, err := s.dev.Submit(t, models.Request{Op: models.Write, Offset: e.base + off, Length: min(simFillSize, e.size-off)})
+		for off := int64(0); off < e.Size; off += simFillSize {
+			done, err := s.dev.Submit(t, models.Request{Op: models.Write, Offset: e.Base + off, Length: min(simFillSize, e.Size-off)})
 			if err != nil {
 				return 0, fmt.Errorf("laying out %s: %w", name, err)
 			}
 			t = done
 		}
 		s.clock.Wait(t)
-		e.filled = true
+		e.Filled = true
 	}
-	return e.size, nil
+	return e.Size, nil
 }
 
 // validDataSetter is implemented by a device whose client filesystem can
@@ -144,72 +131,36 @@ func (s *Sim) LayoutValid(name string, size int64) (int64, bool, error) {
 	if !ok || !v.SetsValidData() || size == 0 {
 		return 0, false, nil
 	}
-	e := s.files[name]
-	if e != nil && e.size >= size {
-		return e.size, true, nil
+	e := s.space.File(name)
+	if e != nil && e.Size >= size {
+		return e.Size, true, nil
 	}
-	if e != nil {
-		s.release(name)
-	}
-	e, err := s.allocate(name, size)
+	e, err := s.space.Allocate(name, size)
 	if err != nil {
 		return 0, false, err
 	}
-	e.filled = true
-	return e.size, true, nil
-}
-
-func (s *Sim) allocate(name string, size int64) (*extent, error) {
-	need := (size + simAlign - 1) / simAlign * simAlign
-	for i, f := range s.free {
-		if f.size >= need {
-			e := &extent{base: f.base, size: size}
-			if f.size == need {
-				s.free = append(s.free[:i], s.free[i+1:]...)
-			} else {
-				s.free[i] = extent{base: f.base + need, size: f.size - need}
-			}
-			s.files[name] = e
-			return e, nil
-		}
-	}
-	if s.next+need > s.dev.Capacity() {
-		return nil, fmt.Errorf("%w: %s: no room for %s (%d bytes): the device holds %d bytes, %d in use",
-			ErrTarget, s.name, name, size, s.dev.Capacity(), s.next)
-	}
-	e := &extent{base: s.next, size: size}
-	s.next += need
-	s.files[name] = e
-	return e, nil
-}
-
-func (s *Sim) release(name string) {
-	e := s.files[name]
-	delete(s.files, name)
-	if e != nil && !e.whole {
-		s.free = append(s.free, extent{base: e.base, size: (e.size + simAlign - 1) / simAlign * simAlign})
-	}
+	e.Filled = true
+	return e.Size, true, nil
 }
 
 // Open implements Target.
 func (s *Sim) Open(at time.Duration, name string, size int64, flags OpenFlags) (File, time.Duration, error) {
 	op := models.Open
-	e := s.files[name]
+	e := s.space.File(name)
 	if flags.Create {
 		op = models.Create
-		if e == nil || e.size < size {
-			s.release(name)
+		if e == nil || e.Size < size {
 			var err error
-			if e, err = s.allocate(name, size); err != nil {
+			if e, err = s.space.Allocate(name, size); err != nil {
 				return nil, at, err
 			}
 		}
-		e.filled = true // the creating job writes it; reads later need no layout
+		e.Filled = true // the creating job writes it; reads later need no layout
 	}
 	if e == nil {
 		return nil, at, fmt.Errorf("%w: %s: no file %s", ErrTarget, s.name, name)
 	}
-	done, err := s.dev.Submit(at, models.Request{Op: op, Offset: e.base, Length: e.size})
+	done, err := s.dev.Submit(at, models.Request{Op: op, Offset: e.Base, Length: e.Size})
 	if err != nil {
 		return nil, done, err
 	}
@@ -218,12 +169,12 @@ func (s *Sim) Open(at time.Duration, name string, size int64, flags OpenFlags) (
 
 // Remove implements Target.
 func (s *Sim) Remove(at time.Duration, name string) (time.Duration, error) {
-	e := s.files[name]
+	e := s.space.File(name)
 	if e == nil {
 		return at, fmt.Errorf("%w: %s: no file %s", ErrTarget, s.name, name)
 	}
-	done, err := s.dev.Submit(at, models.Request{Op: models.Remove, Offset: e.base, Length: e.size})
-	s.release(name)
+	done, err := s.dev.Submit(at, models.Request{Op: models.Remove, Offset: e.Base, Length: e.Size})
+	s.space.Release(name)
 	return done, err
 }
 
@@ -242,7 +193,7 @@ func (s *Sim) DeviceCounters() DeviceCounters {
 // simFile is a file placed on a simulated device.
 type simFile struct {
 	dev models.Device
-	e   *extent
+	e   *Extent
 }
 
 // Do implements File.
@@ -250,10 +201,10 @@ func (f *simFile) Do(at time.Duration, op models.Op, off, n int64, _ []byte) (ti
 	if op == models.Flush {
 		return f.dev.Submit(at, models.Request{Op: models.Flush})
 	}
-	return f.dev.Submit(at, models.Request{Op: op, Offset: f.e.base + off, Length: n})
+	return f.dev.Submit(at, models.Request{Op: op, Offset: f.e.Base + off, Length: n})
 }
 
 // Close implements File.
 func (f *simFile) Close(at time.Duration) (time.Duration, error) {
-	return f.dev.Submit(at, models.Request{Op: models.Close, Offset: f.e.base, Length: f.e.size})
+	return f.dev.Submit(at, models.Request{Op: models.Close, Offset: f.e.Base, Length: f.e.Size})
 }

@@ -91,15 +91,7 @@ type LUN struct {
 	clock *bench.WallClock
 
 	mu    sync.Mutex
-	files map[string]*lunExtent
-	free  []lunExtent
-	next  int64
-}
-
-type lunExtent struct {
-	base, size int64
-	filled     bool
-	whole      bool
+	space *bench.Space // set once the LUN's capacity is known
 }
 
 var (
@@ -114,7 +106,7 @@ func OpenLUN(ctx context.Context, name string, cfg SessionConfig, lun uint64) (*
 	if err != nil {
 		return nil, err
 	}
-	t := &LUN{name: name, s: s, lun: lun, clock: bench.NewWallClock(), files: map[string]*lunExtent{}}
+	t := &LUN{name: name, s: s, lun: lun, clock: bench.NewWallClock()}
 	if err = s.TestUnitReady(ctx, lun); err != nil {
 		s.Close()
 		return nil, err
@@ -123,6 +115,8 @@ func OpenLUN(ctx context.Context, name string, cfg SessionConfig, lun uint64) (*
 		s.Close()
 		return nil, err
 	}
+	// Files are placed in units of 4 KiB or the block size, if larger.
+	t.space = bench.NewSpace(name, t.size(), max(4096, int64(t.cap.BlockSize)))
 	vendor, product, _ := s.Inquiry(ctx, lun)
 	t.desc = fmt.Sprintf("iSCSI LUN %d of %s at %s: %s %s, %s in %d-byte blocks",
 		lun, cfg.Target, cfg.Addr, vendor, product, models.Bytes(t.size()), t.cap.BlockSize)
@@ -155,86 +149,46 @@ func (t *LUN) Close() error {
 // Session returns the target's session.
 func (t *LUN) Session() *Session { return t.s }
 
-func (t *LUN) align() int64 { return max(4096, int64(t.cap.BlockSize)) }
-
-func (t *LUN) allocate(name string, size int64) (*lunExtent, error) {
-	a := t.align()
-	need := (size + a - 1) / a * a
-	for i, f := range t.free {
-		if f.size >= need {
-			e := &lunExtent{base: f.base, size: size}
-			if f.size == need {
-				t.free = append(t.free[:i], t.free[i+1:]...)
-			} else {
-				t.free[i] = lunExtent{base: f.base + need, size: f.size - need}
-			}
-			t.files[name] = e
-			return e, nil
-		}
-	}
-	if t.next+need > t.size() {
-		return nil, fmt.Errorf("%w: %s: no room for %s (%d bytes): the LUN holds %d bytes, %d in use", bench.ErrTarget, t.name, name, size, t.size(), t.next)
-	}
-	e := &lunExtent{base: t.next, size: size}
-	t.next += need
-	t.files[name] = e
-	return e, nil
-}
-
-func (t *LUN) release(name string) *lunExtent {
-	e := t.files[name]
-	delete(t.files, name)
-	if e != nil && !e.whole {
-		a := t.align()
-		t.free = append(t.free, lunExtent{base: e.base, size: (e.size + a - 1) / a * a})
-	}
-	return e
-}
-
 const fillChunk = 1 << 20
 
 // Layout implements bench.Target. Filling writes pseudo-random data in
 // 1 MiB writes, then synchronizes the cache.
 func (t *LUN) Layout(name string, size int64, fill bool) (int64, error) {
 	t.mu.Lock()
-	e := t.files[name]
+	e := t.space.File(name)
 	switch {
 	case size == 0 && e == nil:
-		e = &lunExtent{size: t.size(), whole: true}
-		t.files[name] = e
+		e = t.space.Whole(name)
 	case size == 0:
-	case e == nil || e.size < size:
-		if e != nil {
-			t.release(name)
-		}
+	case e == nil || e.Size < size:
 		var err error
-		if e, err = t.allocate(name, size); err != nil {
+		if e, err = t.space.Allocate(name, size); err != nil {
 			t.mu.Unlock()
 			return 0, err
 		}
 	}
 	t.mu.Unlock()
-	if fill && !e.filled && !e.whole {
+	if fill && !e.Filled && !e.Whole {
 		if err := t.fill(e); err != nil {
 			return 0, fmt.Errorf("laying out %s: %w", name, err)
 		}
-		e.filled = true
+		e.Filled = true
 	}
-	return e.size, nil
+	return e.Size, nil
 }
 
-func (t *LUN) fill(e *lunExtent) error {
+func (t *LUN) fill(e *bench.Extent) error {
 	ctx := context.Background()
 	bs := int64(t.cap.BlockSize)
-	rng := rand.New(rand.NewPCG(uint64(e.base), 0x1a7))
+	rng := rand.New(rand.NewPCG(uint64(e.Base), 0x1a7))
 	buf := make([]byte, fillChunk)
 	for i := range buf {
 		buf[i] = byte(rng.Uint32())
 	}
-	end := (e.size + bs - 1) / bs * bs
+	end := (e.Size + bs - 1) / bs * bs
 	for off := int64(0); off < end; off += fillChunk {
 		n := min(fillChunk, end-off)
-		if err := t.s.Write16(ctx, t.lun, uint64((e.base+off)/bs), int(bs), buf[:n]); err != nil {
+		if err := t.s.Write16(ctx, t.lun, uint64((e.Base+off)/bs), int(bs), buf[:n]); err != nil {
 			return err
 		}
 	}
@@ -245,11 +199,10 @@ func (t *LUN) fill(e *lunExtent) error {
 func (t *LUN) Open(at time.Duration, name string, size int64, flags bench.OpenFlags) (bench.File, time.Duration, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	e := t.files[name]
-	if flags.Create && (e == nil || (!e.whole && e.size < size)) {
-		t.release(name)
+	e := t.space.File(name)
+	if flags.Create && (e == nil || (!e.Whole && e.Size < size)) {
 		var err error
-		if e, err = t.allocate(name, size); err != nil {
+		if e, err = t.space.Allocate(name, size); err != nil {
 			return nil, at, err
 		}
 	}
@@ -262,20 +215,21 @@ func (t *LUN) Open(at time.Duration, name string, size int64, flags bench.OpenFl
 // Remove implements bench.Target.
 func (t *LUN) Remove(at time.Duration, name string) (time.Duration, error) {
 	t.mu.Lock()
-	e := t.release(name)
+	e := t.space.File(name)
+	t.space.Release(name)
 	t.mu.Unlock()
 	if e == nil {
 		return at, fmt.Errorf("%w: %s: no file %s", bench.ErrTarget, t.name, name)
 	}
-	if !e.whole && t.cap.Thin && e.size > 0 {
+	if !e.Whole && t.cap.Thin && e.Size > 0 {
 		bs := int64(t.cap.BlockSize)
 		ctx := context.Background()
-		for off := int64(0); off < e.size; {
-			n := min(e.size-off, 1<<30) / bs * bs
+		for off := int64(0); off < e.Size; {
+			n := min(e.Size-off, 1<<30) / bs * bs
 			if n == 0 {
 				break
 			}
-			if err := t.s.Unmap(ctx, t.lun, uint64((e.base+off)/bs), uint32(n/bs)); err != nil {
+			if err := t.s.Unmap(ctx, t.lun, uint64((e.Base+off)/bs), uint32(n/bs)); err != nil {
 				return t.clock.Now(), err
 			}
 			off += n
@@ -286,7 +240,7 @@ func (t *LUN) Remove(at time.Duration, name string) (time.Duration, error) {
 
 type lunFile struct {
 	t *LUN
-	e *lunExtent
+	e *bench.Extent
 }
 
 // Do implements bench.File.
@@ -301,10 +255,10 @@ func (f *lunFile) Do(_ time.Duration, op models.Op, off, n int64, buf []byte) (t
 	if off%bs != 0 || n%bs != 0 {
 		return t.clock.Now(), fmt.Errorf("%w: %v [%d, +%d) on %s: iSCSI moves whole %d-byte blocks", bench.ErrJob, op, off, n, t.name, bs)
 	}
-	if off < 0 || off+n > f.e.size {
-		return t.clock.Now(), fmt.Errorf("%w: %v [%d, +%d) beyond the file's %d bytes", models.ErrOutOfRange, op, off, n, f.e.size)
+	if off < 0 || off+n > f.e.Size {
+		return t.clock.Now(), fmt.Errorf("%w: %v [%d, +%d) beyond the file's %d bytes", models.ErrOutOfRange, op, off, n, f.e.Size)
 	}
-	lba := uint64((f.e.base + off) / bs)
+	lba := uint64((f.e.Base + off) / bs)
 	var err error
 	switch op {
 	case models.Read:
