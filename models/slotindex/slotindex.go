@@ -5,27 +5,42 @@
 // Keys are any int64 but −1.
 //
 // The index is open addressing with linear probing and Fibonacci hashing
-// over fixed arrays — no pointers, no allocation per key — kept at most
-// half full, with backward-shift deletion so that no tombstones build up.
+// over fixed arrays — no pointers, no allocation per key. Each bucket
+// holds, beside the slot, the key's 32-bit hash: a probe compares hashes
+// in the bucket array itself and reads the slot's key only when they
+// match (almost only when it is the key).
+//
+// # Lazy deletion
 //
 // The tables of a large cache do not fit the CPU caches, and on the hot
 // path (a cache miss: look the key up, evict a slot's key, insert the new
-// one) every array read at a random place is a memory access. So each
-// bucket holds, beside the slot, the key's 32-bit hash: a probe compares
-// hashes in the bucket array itself and reads the slot's key only when
-// they match (almost only when it is the key), and deletion finds the
-// home bucket of the entries it shifts from their hash, without reading
-// their keys.
+// one) every array read at a random place is a memory access. Removing
+// the evicted key's bucket would be one more such access per miss, so it
+// is not removed: a slot's key (keys, read in slot order as a clock hand
+// or an LRU tail walks them) is the truth, and a bucket whose slot no
+// longer holds the bucket's key is stale. A lookup already checks the
+// slot's key, so it skips stale buckets as it skips hash collisions. Stale
+// buckets only lengthen probe runs; when live and stale buckets together
+// fill maxLoad of the table, it is rebuilt from keys (a pass in slot
+// order), which removes every stale bucket: a cache that keeps evicting
+// rebuilds once per (maxLoad − ½) × buckets evictions, at least once per
+// half its slots.
 package slotindex
 
 // Index is the key → slot map. The zero value is empty and ready to use.
 type Index struct {
 	keys []int64 // per slot: key + 1; 0 when the slot holds nothing
-	// per bucket: 0 when empty, else hash<<32 | (slot + 1). Length: a
-	// power of two, at most 2³².
+	// per bucket: 0 when empty, else hash<<32 | (slot + 1), live or stale
+	// (see Lazy deletion). Length: a power of two, at most 2³², at least
+	// twice the slots.
 	index []uint64
 	shift uint // 32 − log2(len(index)): a hash's home bucket is hash >> shift
+	used  int  // buckets not empty
 }
+
+// maxLoadNum/maxLoadDen is the share of buckets, live or stale, that
+// triggers a rebuild.
+const maxLoadNum, maxLoadDen = 3, 4
 
 // Slots returns how many slots there are.
 func (x *Index) Slots() int32 { return int32(len(x.keys)) }
@@ -69,43 +84,19 @@ func (x *Index) Lookup(k int64) int32 {
 // Assign makes slot s hold key k, dropping the key it held. No other slot
 // may hold k.
 func (x *Index) Assign(s int32, k int64) {
-	x.Clear(s)
-	x.keys[s] = k + 1
+	if x.keys[s] == k+1 {
+		return // its bucket is still there: buckets leave only in a rebuild
+	}
+	x.keys[s] = k + 1 // the bucket of the key it held, if any, is stale
+	if x.used+1 > len(x.index)/maxLoadDen*maxLoadNum {
+		x.rehash(len(x.index)) // places k too
+		return
+	}
 	x.place(hash(k), s)
 }
 
-// Clear empties slot s.
-func (x *Index) Clear(s int32) {
-	k := x.keys[s]
-	if k == 0 {
-		return
-	}
-	mask := uint32(len(x.index) - 1)
-	i := hash(k-1) >> x.shift
-	for uint32(x.index[i]) != uint32(s+1) {
-		i = (i + 1) & mask
-	}
-	// Backward-shift deletion: move later entries of the probe run back
-	// unless their home bucket lies cyclically in (i, j].
-	for {
-		x.index[i] = 0
-		j := i
-		for {
-			j = (j + 1) & mask
-			e := x.index[j]
-			if e == 0 {
-				x.keys[s] = 0
-				return
-			}
-			h := uint32(e>>32) >> x.shift
-			if (j > i && (h <= i || h > j)) || (j < i && h <= i && h > j) {
-				x.index[i] = e
-				i = j
-				break
-			}
-		}
-	}
-}
+// Clear empties slot s; its bucket goes stale.
+func (x *Index) Clear(s int32) { x.keys[s] = 0 }
 
 // place puts slot s, whose key hashes to h, in the first free bucket from
 // h's home.
@@ -116,6 +107,7 @@ func (x *Index) place(h uint32, s int32) {
 		i = (i + 1) & mask
 	}
 	x.index[i] = uint64(h)<<32 | uint64(uint32(s+1))
+	x.used++
 }
 
 // hash is Fibonacci hashing: the top 32 bits of k times 2⁶⁴/φ. Its top
@@ -127,13 +119,20 @@ func hash(k int64) uint32 {
 // slotOf returns the slot of a non-empty bucket entry.
 func slotOf(e uint64) int32 { return int32(uint32(e)) - 1 }
 
+// rehash rebuilds the buckets, size of them, from the slots' keys: no
+// stale bucket is left.
 func (x *Index) rehash(size int) {
-	x.index = make([]uint64, size)
+	if len(x.index) == size {
+		clear(x.index)
+	} else {
+		x.index = make([]uint64, size)
+	}
 	l := uint(0)
 	for n := size; n > 1; n >>= 1 {
 		l++
 	}
 	x.shift = 32 - l
+	x.used = 0
 	for s, k := range x.keys {
 		if k != 0 {
 			x.place(hash(k-1), int32(s))

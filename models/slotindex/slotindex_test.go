@@ -56,3 +56,37 @@ func TestAgainstMap(t *testing.T) {
 		t.Fatal("empty index found a key")
 	}
 }
+
+// Stale buckets (see Lazy deletion) are rebuilt away, not grown into: a
+// cache that evicts forever keeps its table size, and a key given again to
+// the slot that holds it stays found until the slot is cleared.
+func TestStaleBuckets(t *testing.T) {
+	var x Index
+	const slots = 5000
+	for range slots {
+		x.Grow()
+	}
+	size := len(x.index)
+	for i := range int64(50 * slots) {
+		s := int32(i % slots)
+		x.Assign(s, i)
+		if got := x.Lookup(i); got != s {
+			t.Fatalf("Lookup(%d) = %d after Assign to %d", i, got, s)
+		}
+		if old := i - slots; old >= 0 && x.Lookup(old) != -1 {
+			t.Fatalf("evicted key %d still found", old)
+		}
+	}
+	if len(x.index) != size || x.used > len(x.index)/maxLoadDen*maxLoadNum {
+		t.Fatalf("%d buckets (%d used), want %d", len(x.index), x.used, size)
+	}
+	x.Assign(7, 1<<40)
+	x.Assign(7, 1<<40)
+	if x.Lookup(1<<40) != 7 {
+		t.Fatal("a key assigned twice to its slot was lost")
+	}
+	x.Clear(7)
+	if x.Lookup(1<<40) != -1 {
+		t.Fatal("a cleared key is still found")
+	}
+}
