@@ -35,19 +35,26 @@ type ControlResponse struct {
 	Error string `json:"error,omitempty"`
 	// Status is set for "status" (and after every successful command).
 	Status *Status `json:"status,omitempty"`
-	// LostBytes is set for "power-loss".
+	// LostBytes is set for "power-loss": the bytes of the unsynced writes
+	// undone.
 	LostBytes int64 `json:"lost_bytes,omitempty"`
+	// LostChanges is set for "power-loss": the namespace changes of the
+	// running transaction undone (creates, deletes, renames, truncations).
+	LostChanges int `json:"lost_changes,omitempty"`
 }
 
 // Status is a snapshot of a mounted share.
 type Status struct {
-	Backing    string         `json:"backing"`
-	Mountpoint string         `json:"mountpoint"`
-	Capacity   int64          `json:"capacity_bytes"`
-	Free       int64          `json:"free_bytes"`
-	ModelTime  float64        `json:"model_time_s"`
-	InFlight   int64          `json:"in_flight"`
-	Devices    []DeviceStatus `json:"devices"`
+	Backing    string  `json:"backing"`
+	Mountpoint string  `json:"mountpoint"`
+	Capacity   int64   `json:"capacity_bytes"`
+	Free       int64   `json:"free_bytes"`
+	ModelTime  float64 `json:"model_time_s"`
+	InFlight   int64   `json:"in_flight"`
+	// PendingChanges are the namespace changes since the last journal
+	// commit: what a power loss now would undo.
+	PendingChanges int            `json:"pending_changes"`
+	Devices        []DeviceStatus `json:"devices"`
 	// Arrays are the RAID arrays of the model, top down.
 	Arrays []ArrayStatus `json:"arrays,omitempty"`
 }
@@ -69,10 +76,11 @@ func (f *FS) Status() Status {
 	return Status{
 		Backing: f.backing, Mountpoint: f.mountpoint,
 		Capacity: capacity, Free: free,
-		ModelTime: f.vol.Clock().Now().Seconds(),
-		InFlight:  f.vol.Stats().InFlight,
-		Devices:   f.Devices(),
-		Arrays:    f.Arrays(),
+		ModelTime:      f.vol.Clock().Now().Seconds(),
+		InFlight:       f.vol.Stats().InFlight,
+		PendingChanges: f.PendingChanges(),
+		Devices:        f.Devices(),
+		Arrays:         f.Arrays(),
 	}
 }
 
@@ -193,7 +201,7 @@ func (f *FS) Control(req ControlRequest) ControlResponse {
 			f.log.Warn("drive replaced by control request: rebuilding", "member", req.Member)
 		}
 	case "power-loss":
-		resp.LostBytes = f.PowerLoss()
+		resp.LostBytes, resp.LostChanges = f.powerLoss()
 	default:
 		err = fmt.Errorf("unknown command %q (known: status, fail, replace, power-loss)", req.Cmd)
 	}

@@ -91,8 +91,9 @@ func (h *file) Write(ctx context.Context, data []byte, off int64) (written uint3
 }
 
 // Fsync implements fs.FileFsyncer: a Flush through the model, then an
-// fsync of the backing file. What it acknowledges survives a power loss and
-// the emulator being killed.
+// fsync of the backing file, and a commit of the running transaction of
+// namespace changes (any fsync commits it, as ext4's does). What it
+// acknowledges survives a power loss and the emulator being killed.
 func (h *file) Fsync(ctx context.Context, flags uint32) (errno syscall.Errno) {
 	defer h.fs.metrics.begin(opFsync)(0, &errno)
 	if errno = toErrno(h.fs.vol.Sync()); errno != 0 {
@@ -102,6 +103,7 @@ func (h *file) Fsync(ctx context.Context, flags uint32) (errno syscall.Errno) {
 		return toErrno(err)
 	}
 	h.fs.undo.synced(h.ino)
+	h.fs.commit()
 	return 0
 }
 

@@ -2,6 +2,7 @@ package fusefs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -48,6 +49,14 @@ type Options struct {
 	// Front is what serves the mount to its clients; it decides which
 	// FUSE calls are client requests that the model charges.
 	Front Front
+	// JournalInterval is how often the running transaction of namespace
+	// changes (creates, deletes, renames, truncations) commits, in model
+	// time (with a time scale, it is scaled into wall time); a power loss
+	// undoes the changes since the last commit (see the package
+	// documentation). Pass the setup's nas.Config.JournalInterval. 0 means
+	// DefaultJournalInterval (ext4's 5 s); negative commits every change at
+	// once, so that a power loss keeps the namespace.
+	JournalInterval time.Duration
 	// ClosedLoop is the longest gap (wall time) between a request's
 	// answer and the next request that the model does not see when
 	// nothing else is in flight: the client's own time between requests
@@ -104,8 +113,10 @@ type FS struct {
 	mu    sync.Mutex // guards alloc
 	alloc *extent.Allocator
 
-	undo undoLog
+	undo    undoLog
+	journal journal
 
+	root       *fs.Inode // the mount's root node, once mounted
 	server     *fuse.Server
 	mountpoint string
 	unmount    sync.Once
@@ -149,6 +160,18 @@ func New(model models.Device, clock emu.Clock, backing string, opts Options) (*F
 	f := &FS{backing: backing, vol: vol, early: early, compensation: opts.Compensation, replacement: opts.Replacement, front: opts.Front, log: opts.Logger, metrics: opts.Metrics, debug: opts.Debug}
 	f.undo.limit = opts.UndoLimit
 	f.undo.files = map[uint64]*undoFile{}
+	if opts.JournalInterval == 0 {
+		opts.JournalInterval = DefaultJournalInterval
+	}
+	f.journal.interval = -1
+	if opts.JournalInterval > 0 {
+		f.journal.interval = time.Duration(float64(opts.JournalInterval) * early.scale())
+	}
+	f.journal.heldLinks = map[uint64]uint32{}
+	f.journal.free = map[uint64]bool{}
+	if err := recoverHeld(backing, f.log); err != nil {
+		return nil, err
+	}
 	if f.alloc, err = loadState(backing, model.Capacity(), f.log); err != nil {
 		return nil, err
 	}
@@ -166,10 +189,15 @@ func (f *FS) Volume() *emu.Volume { return f.vol }
 func (f *FS) Backing() string { return f.backing }
 
 // Usage returns the modelled usable capacity and the bytes still free.
+// The blocks of files deleted in the running transaction count as free,
+// as ext4's statfs counts them, though a write reuses them only after the
+// commit (which a write that does not fit forces).
 func (f *FS) Usage() (capacity, free int64) {
+	f.lockJournal()
+	defer f.unlockJournal()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.alloc.Capacity(), f.alloc.Free()
+	return f.alloc.Capacity(), f.alloc.Free() + f.pendingFree()
 }
 
 // Layout returns the number of extents of the file at path (relative to
@@ -239,27 +267,39 @@ func (f *FS) chargeAttr() syscall.Errno {
 
 // mapRange returns the extents of [off, off+n) of a file, allocating holes
 // when alloc is set.
+// A range that does not fit is retried after a commit (see retryAlloc).
 func (f *FS) mapRange(ino uint64, off, n int64, alloc bool, dst []extent.Extent) ([]extent.Extent, syscall.Errno) {
 	f.mu.Lock()
 	ext, err := f.alloc.Map(ino, off, n, alloc, dst)
 	f.mu.Unlock()
+	if alloc && errors.Is(err, extent.ErrNoSpace) && f.retryAlloc() {
+		f.mu.Lock()
+		ext, err = f.alloc.Map(ino, off, n, alloc, dst)
+		f.mu.Unlock()
+	}
 	return ext, toErrno(err)
 }
 
 // mapWrite allocates and returns the extents of a write of n bytes at off,
 // cut short to what fits when the volume is nearly full; it returns the
 // bytes that will be written.
+// The blocks of deletes not yet committed are reused after a commit that
+// a write which does not fit forces (see retryAlloc).
 func (f *FS) mapWrite(ino uint64, off, n int64, dst []extent.Extent) ([]extent.Extent, int64, syscall.Errno) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	if k := f.alloc.Fit(ino, off, n); k < n {
-		if k == 0 {
-			return dst, 0, syscall.ENOSPC
-		}
-		n = k
+	k := f.alloc.Fit(ino, off, n)
+	if k < n {
+		f.mu.Unlock()
+		f.retryAlloc()
+		f.mu.Lock()
+		k = f.alloc.Fit(ino, off, n)
 	}
-	ext, err := f.alloc.Map(ino, off, n, true, dst)
-	return ext, n, toErrno(err)
+	defer f.mu.Unlock()
+	if k == 0 && n > 0 {
+		return dst, 0, syscall.ENOSPC
+	}
+	ext, err := f.alloc.Map(ino, off, k, true, dst)
+	return ext, k, toErrno(err)
 }
 
 // truncate frees a file's blocks at or beyond size.
@@ -345,9 +385,17 @@ func (n *node) WrapChild(ctx context.Context, ops fs.InodeEmbedder) fs.InodeEmbe
 // path returns the node's path in the backing directory.
 func (n *node) path() string { return filepath.Join(n.fs.backing, n.Path(nil)) }
 
+// rel returns the path of the child name relative to the backing
+// directory: how the journal names it.
+func (n *node) rel(name string) string { return filepath.Join(n.Path(nil), name) }
+
 // hidden reports whether name, in this directory, is the allocator's state
-// file, which the share does not show.
-func (n *node) hidden(name string) bool { return strings.HasPrefix(name, StateFile) && n.IsRoot() }
+// file or the journal's holding directory, which the share does not show.
+func (n *node) hidden(name string) bool { return n.IsRoot() && hiddenName(name) }
+
+// hiddenName reports whether a name at the root of the backing directory
+// is one of the emulator's own.
+func hiddenName(name string) bool { return strings.HasPrefix(name, StateFile) || name == HoldDir }
 
 // Lookup implements fs.NodeLookuper, charged as a Stat (see chargeAttr).
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (_ *fs.Inode, errno syscall.Errno) {
@@ -358,6 +406,8 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (_ *
 	if errno = n.fs.chargeAttr(); errno != 0 {
 		return nil, errno
 	}
+	n.fs.journal.mu.RLock()
+	defer n.fs.journal.mu.RUnlock()
 	return n.LoopbackNode.Lookup(ctx, name, out)
 }
 
@@ -371,23 +421,81 @@ func (n *node) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut)
 }
 
 // Setattr implements fs.NodeSetattrer, charged as a Stat (SMB's set-info
-// costs what a query does; see chargeAttr); a truncation frees the blocks past the new
-// size.
+// costs what a query does; see chargeAttr); a truncation frees the blocks
+// past the new size, and keeps what it cuts off in the undo log until the
+// journal commits.
 func (n *node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) (errno syscall.Errno) {
 	defer n.fs.metrics.begin(opSetattr)(0, &errno)
 	if errno = n.fs.chargeAttr(); errno != 0 {
 		return errno
 	}
+	size, truncating := in.GetSize()
+	if !truncating {
+		return n.LoopbackNode.Setattr(ctx, fh, in, out)
+	}
+	if n.fs.journaling() {
+		n.fs.lockJournal()
+		defer n.fs.unlockJournal()
+		if errno = n.saveCut(fh, int64(size)); errno != 0 {
+			return errno
+		}
+	}
 	if errno = n.LoopbackNode.Setattr(ctx, fh, in, out); errno != 0 {
 		return errno
 	}
-	if size, ok := in.GetSize(); ok {
-		n.fs.truncate(out.Ino, int64(size))
-	}
+	n.fs.truncate(out.Ino, int64(size))
 	return 0
 }
 
-// Create implements fs.NodeCreater, charged as a Create.
+// saveCut keeps in the undo log what truncating the node's file to size
+// cuts off (through the open file h, or a descriptor of its own).
+func (n *node) saveCut(fh fs.FileHandle, size int64) syscall.Errno {
+	fd := -1
+	if h, ok := fh.(*file); ok && h.fd >= 0 {
+		fd = h.fd
+	} else {
+		var err error
+		fd, err = syscall.Open(n.path(), syscall.O_RDWR|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			return 0 // not a file we can restore through: the truncation fails or is durable at once
+		}
+		defer syscall.Close(fd)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return toErrno(err)
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG || size >= st.Size {
+		return 0
+	}
+	n.fs.beginLocked()
+	return n.fs.undo.cut(fd, st.Ino, n.EmbeddedInode(), size)
+}
+
+// truncateOpen truncates a file opened with O_TRUNC (which the backing
+// open left out) to 0, keeping what it cuts off in the undo log.
+func (f *FS) truncateOpen(lf *fs.LoopbackFile, inode *fs.Inode) syscall.Errno {
+	fd, _ := lf.PassthroughFd()
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return toErrno(err)
+	}
+	if st.Size > 0 && st.Mode&syscall.S_IFMT == syscall.S_IFREG {
+		f.beginLocked()
+		if errno := f.undo.cut(fd, st.Ino, inode, 0); errno != 0 {
+			return errno
+		}
+	}
+	if err := syscall.Ftruncate(fd, 0); err != nil {
+		return toErrno(err)
+	}
+	f.truncate(st.Ino, 0)
+	return 0
+}
+
+// Create implements fs.NodeCreater, charged as a Create. A new file is a
+// change of the running transaction; an existing one (FUSE creates with
+// O_CREAT what the kernel has not looked up) is opened.
 func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out *fuse.EntryOut) (inode *fs.Inode, fh fs.FileHandle, fuseFlags uint32, errno syscall.Errno) {
 	defer n.fs.metrics.begin(opCreate)(0, &errno)
 	if n.hidden(name) {
@@ -396,14 +504,36 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 	if errno = n.fs.chargeCreate(); errno != 0 {
 		return nil, nil, 0, errno
 	}
-	inode, lfh, _, errno := n.LoopbackNode.Create(ctx, name, backingFlags(flags), mode, out)
+	if !n.fs.journaling() {
+		inode, lfh, _, errno := n.LoopbackNode.Create(ctx, name, backingFlags(flags), mode, out)
+		if errno != 0 {
+			return nil, nil, 0, errno
+		}
+		ino := out.Attr.Ino // the backing inode number, before go-fuse renumbers it
+		if flags&syscall.O_TRUNC != 0 {
+			n.fs.truncate(ino, 0)
+		}
+		h := n.fs.newFile(lfh.(*fs.LoopbackFile), ino, inode)
+		return inode, h, n.fs.frontOpenFlags(flags), 0
+	}
+	n.fs.lockJournal()
+	defer n.fs.unlockJournal()
+	inode, lfh, _, errno := n.LoopbackNode.Create(ctx, name, backingFlags(flags)|syscall.O_EXCL, mode, out)
+	switch {
+	case errno == 0:
+		n.fs.recordLocked(change{kind: created, path: n.rel(name)})
+	case errno == syscall.EEXIST && flags&syscall.O_EXCL == 0:
+		inode, lfh, _, errno = n.LoopbackNode.Create(ctx, name, backingFlags(flags)&^syscall.O_TRUNC, mode, out)
+		if errno == 0 && flags&syscall.O_TRUNC != 0 {
+			if errno = n.fs.truncateOpen(lfh.(*fs.LoopbackFile), inode); errno != 0 {
+				lfh.(*fs.LoopbackFile).Release(ctx)
+			}
+		}
+	}
 	if errno != 0 {
 		return nil, nil, 0, errno
 	}
 	ino := out.Attr.Ino // the backing inode number, before go-fuse renumbers it
-	if flags&syscall.O_TRUNC != 0 {
-		n.fs.truncate(ino, 0)
-	}
 	h := n.fs.newFile(lfh.(*fs.LoopbackFile), ino, inode)
 	return inode, h, n.fs.frontOpenFlags(flags), 0
 }
@@ -412,8 +542,27 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 func (n *node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFlags uint32, errno syscall.Errno) {
 	defer n.fs.metrics.begin(opOpen)(0, &errno)
 	// The backing file is opened first: the open is charged with the
-	// file's address and size (see chargeFile).
-	lfh, _, errno := n.LoopbackNode.Open(ctx, backingFlags(flags))
+	// file's address and size (see chargeFile). O_TRUNC is done here, so
+	// that the undo log keeps what it cuts off.
+	trunc := flags&syscall.O_TRUNC != 0 && n.fs.journaling() && flags&syscall.O_ACCMODE != syscall.O_RDONLY
+	bflags := backingFlags(flags)
+	if trunc {
+		bflags &^= syscall.O_TRUNC
+		n.fs.lockJournal()
+	} else {
+		n.fs.journal.mu.RLock()
+	}
+	lfh, _, errno := n.LoopbackNode.Open(ctx, bflags)
+	if errno == 0 && trunc {
+		if errno = n.fs.truncateOpen(lfh.(*fs.LoopbackFile), n.EmbeddedInode()); errno != 0 {
+			lfh.(*fs.LoopbackFile).Release(ctx)
+		}
+	}
+	if trunc {
+		n.fs.unlockJournal()
+	} else {
+		n.fs.journal.mu.RUnlock()
+	}
 	if errno != 0 {
 		return nil, 0, errno
 	}
@@ -427,7 +576,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 		lf.Release(ctx)
 		return nil, 0, errno
 	}
-	if flags&syscall.O_TRUNC != 0 {
+	if flags&syscall.O_TRUNC != 0 && !trunc {
 		n.fs.truncate(out.Ino, 0)
 	}
 	return n.fs.newFile(lf, out.Ino, n.EmbeddedInode()), n.fs.frontOpenFlags(flags), 0
@@ -472,8 +621,13 @@ func lastLink(st syscall.Stat_t) bool {
 	return st.Mode&syscall.S_IFMT == syscall.S_IFREG && st.Nlink == 1
 }
 
-// Unlink implements fs.NodeUnlinker, charged as a Remove; the last link's
-// removal frees the file's blocks.
+// isDir reports whether attributes are a directory's.
+func isDir(st syscall.Stat_t) bool { return st.Mode&syscall.S_IFMT == syscall.S_IFDIR }
+
+// Unlink implements fs.NodeUnlinker, charged as a Remove. The file waits
+// in the holding directory, blocks and all, until the journal commits
+// (see hold); with the journal off, the last link's removal frees the
+// file's blocks at once.
 func (n *node) Unlink(ctx context.Context, name string) (errno syscall.Errno) {
 	defer n.fs.metrics.begin(opUnlink)(0, &errno)
 	if n.hidden(name) {
@@ -488,22 +642,57 @@ func (n *node) Unlink(ctx context.Context, name string) (errno syscall.Errno) {
 	if errno != 0 {
 		return errno
 	}
-	if errno = n.LoopbackNode.Unlink(ctx, name); errno != 0 {
-		return errno
+	if !n.fs.journaling() {
+		if errno = n.LoopbackNode.Unlink(ctx, name); errno != 0 {
+			return errno
+		}
+		if ok && lastLink(st) {
+			n.fs.remove(st.Ino)
+		}
+		return 0
 	}
-	if ok && lastLink(st) {
-		n.fs.remove(st.Ino)
+	n.fs.lockJournal()
+	defer n.fs.unlockJournal()
+	if st, ok = n.lstatChild(name); !ok || isDir(st) {
+		return n.LoopbackNode.Unlink(ctx, name) // its error
 	}
-	return 0
+	c, held, errno := n.fs.hold(n.rel(name), st, false)
+	if held {
+		n.fs.recordHeldLocked(c, st)
+	}
+	return errno
 }
 
-// Rmdir implements fs.NodeRmdirer, charged as a Remove.
+// Rmdir implements fs.NodeRmdirer, charged as a Remove. The removal is a
+// change of the running transaction: a power loss makes the directory
+// again.
 func (n *node) Rmdir(ctx context.Context, name string) (errno syscall.Errno) {
 	defer n.fs.metrics.begin(opRmdir)(0, &errno)
+	if n.hidden(name) {
+		return syscall.ENOENT
+	}
 	if errno = n.fs.charge(models.Remove); errno != 0 {
 		return errno
 	}
-	return n.LoopbackNode.Rmdir(ctx, name)
+	if !n.fs.journaling() {
+		return n.LoopbackNode.Rmdir(ctx, name)
+	}
+	n.fs.lockJournal()
+	defer n.fs.unlockJournal()
+	st, ok := n.lstatChild(name)
+	if errno = n.LoopbackNode.Rmdir(ctx, name); errno == 0 && ok {
+		n.fs.recordLocked(removedDirChange(n.rel(name), st))
+	}
+	return errno
+}
+
+// created records a new entry of the running transaction after a creating
+// call returned errno.
+func (n *node) created(name string, errno syscall.Errno) syscall.Errno {
+	if errno == 0 {
+		n.fs.recordLocked(change{kind: created, path: n.rel(name)})
+	}
+	return errno
 }
 
 // Mkdir implements fs.NodeMkdirer, charged as a Create.
@@ -515,7 +704,18 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	if errno = n.fs.charge(models.Create); errno != 0 {
 		return nil, errno
 	}
-	return n.LoopbackNode.Mkdir(ctx, name, mode, out)
+	n.fs.lockJournal()
+	defer n.fs.unlockJournal()
+	in, errno := n.LoopbackNode.Mkdir(ctx, name, mode, out)
+	return in, n.createdIfJournaling(name, errno)
+}
+
+// createdIfJournaling records a new entry when the journal is on.
+func (n *node) createdIfJournaling(name string, errno syscall.Errno) syscall.Errno {
+	if !n.fs.journaling() {
+		return errno
+	}
+	return n.created(name, errno)
 }
 
 // Mknod implements fs.NodeMknoder, charged as a Create.
@@ -526,7 +726,10 @@ func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *f
 	if errno := n.fs.charge(models.Create); errno != 0 {
 		return nil, errno
 	}
-	return n.LoopbackNode.Mknod(ctx, name, mode, rdev, out)
+	n.fs.lockJournal()
+	defer n.fs.unlockJournal()
+	in, errno := n.LoopbackNode.Mknod(ctx, name, mode, rdev, out)
+	return in, n.createdIfJournaling(name, errno)
 }
 
 // Symlink implements fs.NodeSymlinker, charged as a Create.
@@ -537,10 +740,14 @@ func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 	if errno := n.fs.charge(models.Create); errno != 0 {
 		return nil, errno
 	}
-	return n.LoopbackNode.Symlink(ctx, target, name, out)
+	n.fs.lockJournal()
+	defer n.fs.unlockJournal()
+	in, errno := n.LoopbackNode.Symlink(ctx, target, name, out)
+	return in, n.createdIfJournaling(name, errno)
 }
 
-// Link implements fs.NodeLinker, charged as a Create.
+// Link implements fs.NodeLinker, charged as a Create. The new name is a
+// change of the running transaction, like a created file.
 func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	if n.hidden(name) {
 		return nil, syscall.EEXIST
@@ -551,11 +758,22 @@ func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, o
 	if t, ok := target.(*node); ok {
 		target = t.LoopbackNode
 	}
-	return n.LoopbackNode.Link(ctx, target, name, out)
+	n.fs.lockJournal()
+	defer n.fs.unlockJournal()
+	in, errno := n.LoopbackNode.Link(ctx, target, name, out)
+	return in, n.createdIfJournaling(name, errno)
 }
 
+// Flags of renameat2(2).
+const (
+	renameNoReplace = 0x1
+	renameExchange  = 0x2
+	renameWhiteout  = 0x4
+)
+
 // Rename implements fs.NodeRenamer, charged as an Open and a Close (a
-// protocol renames an open handle). A replaced file's blocks are freed.
+// protocol renames an open handle). A replaced file's blocks are freed
+// when the journal commits.
 func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) (errno syscall.Errno) {
 	defer n.fs.metrics.begin(opRename)(0, &errno)
 	np, ok := newParent.(*node)
@@ -575,29 +793,106 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	if errno = charge(models.Open); errno != 0 {
 		return errno
 	}
-	dst, replaced := np.lstatChild(newName)
-	if errno = n.LoopbackNode.Rename(ctx, name, np.LoopbackNode, newName, flags); errno != 0 {
-		return errno
+	if n.fs.journaling() {
+		errno = n.renameJournaled(ctx, name, np, newName, flags)
+	} else {
+		dst, replaced := np.lstatChild(newName)
+		if errno = n.LoopbackNode.Rename(ctx, name, np.LoopbackNode, newName, flags); errno == 0 &&
+			replaced && flags&renameExchange == 0 && dst.Ino != src.Ino && lastLink(dst) {
+			n.fs.remove(dst.Ino)
+		}
 	}
-	const renameExchange = 0x2
-	if replaced && flags&renameExchange == 0 && dst.Ino != src.Ino && lastLink(dst) {
-		n.fs.remove(dst.Ino)
+	if errno != 0 {
+		return errno
 	}
 	return charge(models.Close)
 }
 
+// renameJournaled renames as a change of the running transaction. A
+// replaced non-directory is hard-linked into the holding directory first
+// (the rename itself stays atomic, and a crash between the two leaves only
+// a spare link); a replaced (empty) directory is recorded to be made
+// again.
+func (n *node) renameJournaled(ctx context.Context, name string, np *node, newName string, flags uint32) syscall.Errno {
+	f := n.fs
+	f.lockJournal()
+	defer f.unlockJournal()
+	from, to := n.rel(name), np.rel(newName)
+	rename := func() syscall.Errno { return n.LoopbackNode.Rename(ctx, name, np.LoopbackNode, newName, flags) }
+	src, ok := n.lstatChild(name)
+	if !ok || flags&renameWhiteout != 0 {
+		return rename() // its error, or a whiteout, which is overlayfs's business
+	}
+	if flags&renameExchange != 0 {
+		errno := rename()
+		if errno == 0 {
+			f.recordLocked(change{kind: exchanged, from: from, path: to})
+		}
+		return errno
+	}
+	dst, replaced := np.lstatChild(newName)
+	switch {
+	case !replaced || flags&renameNoReplace != 0:
+	case dst.Ino == src.Ino && dst.Dev == src.Dev:
+		return rename() // two links of one file: rename(2) does nothing
+	case isDir(src) && !isDir(dst):
+		return syscall.ENOTDIR
+	case !isDir(src) && isDir(dst):
+		return syscall.EISDIR
+	case isDir(dst):
+		if empty, err := emptyDir(f.abs(to)); err != nil || !empty {
+			if err != nil {
+				return toErrno(err)
+			}
+			return syscall.ENOTEMPTY
+		}
+		errno := rename()
+		if errno == 0 {
+			f.recordLocked(removedDirChange(to, dst))
+			f.recordLocked(change{kind: renamed, from: from, path: to})
+		}
+		return errno
+	default:
+		c, held, errno := f.hold(to, dst, true)
+		if errno != 0 {
+			return errno
+		}
+		if errno = rename(); errno != 0 {
+			if held {
+				f.unhold(c)
+			}
+			return errno
+		}
+		if held {
+			f.recordHeldLocked(c, dst)
+		} else if lastLink(dst) {
+			f.remove(dst.Ino)
+		}
+		f.recordLocked(change{kind: renamed, from: from, path: to})
+		return 0
+	}
+	errno := rename()
+	if errno == 0 {
+		f.recordLocked(change{kind: renamed, from: from, path: to})
+	}
+	return errno
+}
+
 // OpendirHandle implements fs.NodeOpendirHandler, charged as an Open; the
-// root's listing hides the allocator's state file.
+// root's listing hides the allocator's state file and the journal's
+// holding directory.
 func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFlags uint32, errno syscall.Errno) {
 	defer n.fs.metrics.begin(opOpendir)(0, &errno)
 	if errno = n.fs.charge(models.Open); errno != 0 {
 		return nil, 0, errno
 	}
+	n.fs.journal.mu.RLock()
 	ds, errno := fs.NewLoopbackDirStream(n.path())
+	n.fs.journal.mu.RUnlock()
 	if errno != 0 {
 		return nil, 0, errno
 	}
-	return &dirHandle{DirStream: ds, hide: n.IsRoot()}, 0, 0
+	return &dirHandle{DirStream: ds, hide: n.IsRoot(), fs: n.fs}, 0, 0
 }
 
 // Statfs implements fs.NodeStatfser: the modelled usable capacity and the
@@ -624,10 +919,12 @@ func (n *node) CopyFileRange(ctx context.Context, fhIn fs.FileHandle, offIn uint
 	return 0, syscall.ENOTSUP
 }
 
-// dirHandle is a directory listing that can hide the state file.
+// dirHandle is a directory listing that can hide the emulator's own
+// entries; its fsync commits the journal.
 type dirHandle struct {
 	fs.DirStream
 	hide bool
+	fs   *FS
 }
 
 var (
@@ -641,7 +938,7 @@ var (
 func (d *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
 	for {
 		de, errno := d.DirStream.(fs.FileReaddirenter).Readdirent(ctx)
-		if d.hide && de != nil && strings.HasPrefix(de.Name, StateFile) {
+		if d.hide && de != nil && hiddenName(de.Name) {
 			continue
 		}
 		return de, errno
@@ -658,9 +955,14 @@ func (d *dirHandle) Releasedir(ctx context.Context, flags uint32) {
 	d.DirStream.(fs.FileReleasedirer).Releasedir(ctx, flags)
 }
 
-// Fsyncdir implements fs.FileFsyncdirer.
+// Fsyncdir implements fs.FileFsyncdirer: like any fsync, it commits the
+// running transaction of namespace changes.
 func (d *dirHandle) Fsyncdir(ctx context.Context, flags uint32) syscall.Errno {
-	return d.DirStream.(fs.FileFsyncdirer).Fsyncdir(ctx, flags)
+	if errno := d.DirStream.(fs.FileFsyncdirer).Fsyncdir(ctx, flags); errno != 0 {
+		return errno
+	}
+	d.fs.commit()
+	return 0
 }
 
 // entryTimeout is how long the kernel may cache names and attributes: a

@@ -84,7 +84,7 @@ func (f *FS) Mount(mountpoint string) error {
 	if err != nil {
 		return classifyMountError(err)
 	}
-	f.server, f.mountpoint = server, abs
+	f.server, f.mountpoint, f.root = server, abs, root.EmbeddedInode()
 	switch {
 	case f.compensation > 0:
 		f.early.set(flatCompensation(f.compensation))
@@ -104,7 +104,9 @@ func (f *FS) Wait() {
 }
 
 // Unmount unmounts the share, retrying for a few seconds while it is busy,
-// then saves the allocator's state. It may be called more than once.
+// then commits the journal (a clean unmount is a commit: the held files
+// are deleted and the holding directory removed), writes the undo log back
+// and saves the allocator's state. It may be called more than once.
 func (f *FS) Unmount() error {
 	f.unmount.Do(func() {
 		if f.server != nil {
@@ -121,6 +123,8 @@ func (f *FS) Unmount() error {
 			}
 			f.server.Wait()
 		}
+		f.commit()
+		f.removeHoldDir()
 		f.undo.mu.Lock()
 		f.undo.writeBackLocked(time.Time{})
 		f.undo.mu.Unlock()

@@ -8,10 +8,10 @@ import (
 	"github.com/hanwen/go-fuse/v2/fs"
 )
 
-// undoLog keeps what a power loss must restore: for each file written
-// since its last fsync, its synced size and the synced contents of every
-// block overwritten since. A block is saved before its first overwrite, so
-// the saved copy is always the synced one.
+// undoLog keeps what a power loss must restore: for each file written or
+// truncated since its last fsync, its synced size and the synced contents
+// of every block overwritten or cut off since. A block is saved before its
+// first overwrite, so the saved copy is always the synced one.
 type undoLog struct {
 	mu       sync.Mutex
 	limit    int64 // bytes of saved blocks before a write-back
@@ -36,31 +36,41 @@ type undoFile struct {
 	size   int64     // the synced size
 	writes int64     // bytes written since the sync: what a power loss loses
 	blocks map[int64][]byte
+	// cut is the smallest size the file was truncated to since the last
+	// journal commit, -1 for none: a truncation is a metadata change,
+	// durable at the commit (the synced size becomes at most cut) rather
+	// than at the file's fsync. Its blocks were freed at once, so a restore
+	// maps the data it brings back again.
+	cut int64
 }
 
-// save records, before a write of [off, off+n) through h, the synced
-// contents of the blocks the write overwrites.
-func (u *undoLog) save(h *file, off, n int64) syscall.Errno {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	uf := u.files[h.ino]
-	if uf == nil {
-		var st syscall.Stat_t
-		if err := syscall.Fstat(h.fd, &st); err != nil {
-			return toErrno(err)
-		}
-		fd, err := syscall.Dup(h.fd)
-		if err != nil {
-			return toErrno(err)
-		}
-		if len(u.files) >= dirtyMaxFiles {
-			u.writeBackLocked(time.Time{})
-		}
-		uf = &undoFile{fd: fd, inode: h.inode, since: time.Now(), size: st.Size, blocks: map[int64][]byte{}}
-		u.files[h.ino] = uf
+// entryLocked returns the undo state of the file ino open as fd, making it
+// if there is none: a file without undo state has nothing unsynced, so its
+// size now is its synced size.
+func (u *undoLog) entryLocked(fd int, ino uint64, inode *fs.Inode) (*undoFile, syscall.Errno) {
+	if uf := u.files[ino]; uf != nil {
+		return uf, 0
 	}
-	uf.writes += n
-	for b := off / BlockSize; b*BlockSize < min(off+n, uf.size); b++ {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return nil, toErrno(err)
+	}
+	fd, err := syscall.Dup(fd)
+	if err != nil {
+		return nil, toErrno(err)
+	}
+	if len(u.files) >= dirtyMaxFiles {
+		u.writeBackLocked(time.Time{})
+	}
+	uf := &undoFile{fd: fd, inode: inode, since: time.Now(), size: st.Size, blocks: map[int64][]byte{}, cut: -1}
+	u.files[ino] = uf
+	return uf, 0
+}
+
+// saveLocked saves the synced contents of the blocks of [off, end) that
+// are not saved yet (end at most the synced size).
+func (u *undoLog) saveLocked(uf *undoFile, off, end int64) syscall.Errno {
+	for b := off / BlockSize; b*BlockSize < end; b++ {
 		if _, ok := uf.blocks[b]; ok {
 			continue
 		}
@@ -72,6 +82,22 @@ func (u *undoLog) save(h *file, off, n int64) syscall.Errno {
 		uf.blocks[b] = old[:k]
 		u.bytes += int64(k)
 	}
+	return 0
+}
+
+// save records, before a write of [off, off+n) through h, the synced
+// contents of the blocks the write overwrites.
+func (u *undoLog) save(h *file, off, n int64) syscall.Errno {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	uf, errno := u.entryLocked(h.fd, h.ino, h.inode)
+	if errno != 0 {
+		return errno
+	}
+	uf.writes += n
+	if errno := u.saveLocked(uf, off, min(off+n, uf.size)); errno != 0 {
+		return errno
+	}
 	switch now := time.Now(); {
 	case u.bytes > u.limit:
 		u.writeBackLocked(time.Time{})
@@ -80,6 +106,78 @@ func (u *undoLog) save(h *file, off, n int64) syscall.Errno {
 		u.writeBackLocked(now.Add(-dirtyExpire))
 	}
 	return 0
+}
+
+// cut records, before the file ino open as fd (read-write) is truncated
+// to size, the synced contents of what the truncation cuts off. A cut
+// larger than the undo log's limit is not kept: the log is written back
+// first and the truncation is durable at once, as if committed.
+func (u *undoLog) cut(fd int, ino uint64, inode *fs.Inode, size int64) syscall.Errno {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return toErrno(err)
+	}
+	if size >= st.Size {
+		return 0
+	}
+	synced := st.Size
+	if uf := u.files[ino]; uf != nil {
+		synced = uf.size
+	}
+	need := max(0, min(st.Size, synced)-size)
+	if u.bytes+need > u.limit {
+		u.writeBackLocked(time.Time{})
+		if need > u.limit {
+			return 0
+		}
+	}
+	uf, errno := u.entryLocked(fd, ino, inode)
+	if errno != 0 {
+		return errno
+	}
+	if errno := u.saveLocked(uf, size, min(st.Size, uf.size)); errno != 0 {
+		return errno
+	}
+	if uf.cut < 0 || size < uf.cut {
+		uf.cut = size
+	}
+	return 0
+}
+
+// cuts returns the number of files truncated since the last journal
+// commit.
+func (u *undoLog) cuts() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	n := 0
+	for _, uf := range u.files {
+		if uf.cut >= 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// commitCuts makes the truncations since the last journal commit durable:
+// a power loss no longer restores what they cut off.
+func (u *undoLog) commitCuts() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, uf := range u.files {
+		if uf.cut < 0 {
+			continue
+		}
+		uf.size = min(uf.size, uf.cut)
+		for b, old := range uf.blocks {
+			if b*BlockSize >= uf.size {
+				u.bytes -= int64(len(old))
+				delete(uf.blocks, b)
+			}
+		}
+		uf.cut = -1
+	}
 }
 
 // synced forgets a file's undo state: an fsync made its contents durable.
@@ -116,17 +214,48 @@ func (u *undoLog) writeBackLocked(before time.Time) {
 	}
 }
 
-// PowerLoss simulates a power loss of the NAS: every write not made durable
-// by an fsync (or by a write-back) is undone — overwritten blocks get their
-// synced contents back and files their synced size — and the volume's
+// PowerLoss simulates a power loss of the NAS. Every write not made
+// durable by an fsync (or by a write-back) is undone — overwritten blocks
+// get their synced contents back and files their synced size — and so is
+// the running transaction of namespace changes (creates, deletes, renames,
+// truncations since the last journal commit), newest first; the volume's
 // volatile caches lose their contents. It returns the bytes of the writes
-// undone.
-// The kernel's cached pages of the restored files are invalidated.
+// undone. The kernel's cached pages of the restored files and its entries
+// of the changed names are invalidated.
 func (f *FS) PowerLoss() int64 {
+	lost, _ := f.powerLoss()
+	return lost
+}
+
+// powerLoss is PowerLoss, returning also the number of namespace changes
+// undone (a truncated file counting one).
+func (f *FS) powerLoss() (lost int64, changes int) {
+	f.journal.mu.Lock()
+	f.expireLocked(time.Now())
+	lost, cuts, restored := f.restoreData()
+	changes, notes := f.rollbackLocked()
+	changes += cuts
+	f.journal.mu.Unlock()
+	for _, in := range restored {
+		if in != nil {
+			in.NotifyContent(0, 0)
+		}
+	}
+	for _, n := range notes {
+		n.send()
+	}
+	lost += f.vol.PowerLoss()
+	f.log.Warn("simulated power loss", "lost_bytes", lost, "lost_changes", changes)
+	return lost, changes
+}
+
+// restoreData undoes the unsynced writes and the truncations of every file
+// in the undo log and returns the bytes of the writes, the number of
+// truncated files and the restored files' nodes.
+func (f *FS) restoreData() (lost int64, cuts int, restored []*fs.Inode) {
 	u := &f.undo
 	u.mu.Lock()
-	var lost int64
-	var restored []*fs.Inode
+	defer u.mu.Unlock()
 	for ino, uf := range u.files {
 		lost += uf.writes
 		for b, old := range uf.blocks {
@@ -138,17 +267,19 @@ func (f *FS) PowerLoss() int64 {
 			f.log.Error("power loss: restoring the size", "ino", ino, "err", err)
 		}
 		syscall.Fsync(uf.fd)
-		f.truncate(ino, uf.size)
+		f.mu.Lock()
+		f.alloc.Truncate(ino, uf.size)
+		if uf.cut >= 0 {
+			cuts++
+		}
+		if uf.cut >= 0 && uf.cut < uf.size {
+			if short := mapData(f.alloc, uf.fd, ino, uf.cut, uf.size); short > 0 {
+				f.log.Warn("power loss: no room to map the data a truncation cut off again: reads of it cost nothing", "ino", ino, "bytes", short)
+			}
+		}
+		f.mu.Unlock()
 		restored = append(restored, uf.inode)
 		u.dropLocked(ino)
 	}
-	u.mu.Unlock()
-	for _, in := range restored {
-		if in != nil {
-			in.NotifyContent(0, 0)
-		}
-	}
-	lost += f.vol.PowerLoss()
-	f.log.Warn("simulated power loss", "lost_bytes", lost)
-	return lost
+	return lost, cuts, restored
 }

@@ -64,6 +64,9 @@ func reconcile(a *extent.Allocator, backing string, log *slog.Logger) error {
 		if err != nil {
 			return err
 		}
+		if d.IsDir() && path == filepath.Join(backing, HoldDir) {
+			return filepath.SkipDir
+		}
 		if !d.Type().IsRegular() || (filepath.Dir(path) == backing && d.Name() == StateFile) {
 			return nil
 		}
@@ -81,20 +84,7 @@ func reconcile(a *extent.Allocator, backing string, log *slog.Logger) error {
 		}
 		seen[st.Ino] = true
 		a.Truncate(st.Ino, st.Size)
-		for off := int64(0); off < st.Size; {
-			start, err := syscall.Seek(fd, off, seekData)
-			if err != nil {
-				break // ENXIO: no data past off
-			}
-			end, err := syscall.Seek(fd, start, seekHole)
-			if err != nil {
-				end = st.Size
-			}
-			if _, err := a.Map(st.Ino, start, end-start, true, nil); err != nil {
-				short += end - start
-			}
-			off = end
-		}
+		short += mapData(a, fd, st.Ino, 0, st.Size)
 		return nil
 	})
 	if err != nil {
@@ -109,6 +99,26 @@ func reconcile(a *extent.Allocator, backing string, log *slog.Logger) error {
 		log.Warn("backing files hold more than the modelled capacity: some data is not mapped and reads of it cost nothing", "bytes", short)
 	}
 	return nil
+}
+
+// mapData gives blocks to the data ranges of [from, size) of file ino,
+// open as fd (holes stay unmapped), and returns the bytes that did not fit.
+func mapData(a *extent.Allocator, fd int, ino uint64, from, size int64) (short int64) {
+	for off := from; off < size; {
+		start, err := syscall.Seek(fd, off, seekData)
+		if err != nil || start >= size {
+			break // ENXIO: no data past off
+		}
+		end, err := syscall.Seek(fd, start, seekHole)
+		if err != nil || end > size {
+			end = size
+		}
+		if _, err := a.Map(ino, start, end-start, true, nil); err != nil {
+			short += end - start
+		}
+		off = end
+	}
+	return short
 }
 
 // saveState writes the allocator's state to the backing directory,
