@@ -93,40 +93,84 @@
 // (written while not mounted, or after a crash) get fresh extents for their
 // data ranges, vanished files are freed. A remount therefore keeps the
 // layout, and a crash costs at worst a re-layout of the files written since
-// the last clean unmount.
+// the last clean unmount. The journal's holding directory (see Power loss)
+// is not part of the layout: a mount commits what a crash left there
+// before it reconciles.
 //
 // # Power loss
 //
-// A NAS without battery backup loses what sits in its page cache. The
-// filesystem keeps, for each file written since its last fsync, the synced
-// contents of every block it overwrote (an undo log) and the synced size;
-// PowerLoss restores them, so exactly the unsynced writes are lost. Like a
-// NAS's page cache, the log is written back (the files fsynced, their undo
-// state dropped) when it exceeds Options.UndoLimit bytes, when a file's
-// oldest unsynced write is 30 s old, and beyond 1024 dirty files.
+// A NAS without battery backup loses what sits in its page cache and the
+// running transaction of its filesystem's journal. PowerLoss (the control
+// interface's "power-loss") produces the state after such a loss that
+// catches applications which rely on what they never made durable: every
+// unsynced write is undone, and so is every namespace change since the
+// last journal commit, newest first.
 //
-// The namespace (creates, mkdirs, renames, deletes) and truncations are
-// not rolled back. What a NAS would lose of them: its filesystem (ext4 or
-// btrfs) journals namespace changes in a running transaction that is
-// committed every few seconds (ext4: 5 s, the model's
-// nas.Config.JournalInterval) and by any fsync, of any file; a power loss
-// loses the running transaction, that is the namespace changes of the last
-// few seconds unless an fsync came after them. Data ordering (ext4's
-// data=ordered) keeps a committed size from exposing unwritten data. So
-// after a loss the hardware shows one of several states, from "every
-// namespace change was committed just before the loss" to "those since the
-// last commit are gone". PowerLoss produces the first: the namespace as it
-// was, with the unsynced data of every file undone (a file created and
-// written since its last fsync is there, empty or at its synced size).
-// That is a state the hardware can produce, so an application that
-// survives it is not wrong to; but PowerLoss never produces the others,
-// so it does not catch an application that relies on a rename or create
-// being durable without an fsync of the file (or of its directory) after
-// it — the classic missing fsync before or after rename(2) on a fresh
-// file shows up only as lost data, not as a lost rename. Rolling back the
-// running transaction would need a journal of its own here: a delete
-// would have to keep the file (a hidden hard link and its extents) until
-// the next commit, a rename remember the name it replaced, each undone in
-// reverse order, against a backing directory the emulator does not own
-// exclusively (it reconciles external changes at mount). That is not done.
+// Data: for each file written since its last fsync the filesystem keeps
+// the synced contents of every block it overwrote (an undo log) and the
+// synced size; PowerLoss restores them, so exactly the unsynced writes are
+// lost. Like a NAS's page cache, the log is written back (the files
+// fsynced, their undo state dropped) when it exceeds Options.UndoLimit
+// bytes, when a file's oldest unsynced write is 30 s old, and beyond 1024
+// dirty files.
+//
+// Namespace (journal.go): the NAS's filesystem (ext4 or btrfs) journals
+// namespace changes in a running transaction that commits every
+// JournalInterval (ext4: 5 s; Options.JournalInterval, which a caller
+// sets from the model's nas.Config.JournalInterval) and at any fsync of
+// any file or directory. The share records each change since the last
+// commit — a create (of a file, directory, node, symbolic or hard link),
+// delete, rmdir, rename (also over an existing target, or exchanging two)
+// and truncation to a smaller size — and PowerLoss undoes them in reverse
+// order: a file created since is gone with its data, a deleted one is
+// back with its synced data, a renamed one is at its old name with its
+// synced data, the target a rename replaced is back, a removed directory
+// is made again with its mode, owner and times, a truncated file has its
+// synced size and contents again. The kernel's cached entries and pages
+// of what changed are invalidated. So create, write and fsync survive; a
+// write of a temporary file renamed over the real one without an fsync
+// after the rename loses the rename (the old file is back), and without
+// an fsync before it the new file's data too.
+//
+// A deleted file, and the target a rename replaces (hard-linked there
+// first, so the rename stays atomic), wait for the commit in a hidden
+// directory of the backing directory (HoldDir; the share neither lists
+// nor finds it, nor lets a client create that name at its root) with
+// their blocks still allocated: statfs counts them as free at once, as
+// ext4 does, but a write reuses them only after the commit, which a write
+// that does not fit forces, as ext4 forces one. The commit deletes them;
+// a clean unmount commits and removes the directory. A truncation frees
+// its blocks at once and keeps what it cut off in the undo log; the
+// commit makes it durable. The interval is computed from timestamps at the
+// next namespace change, fsync, statfs, status or power loss — no timer
+// runs. A transaction also commits at 8192 changes (jbd2 commits one that
+// fills a quarter of the journal). A negative JournalInterval commits
+// every change at once: the namespace then survives a power loss, as
+// before the journal existed.
+//
+// The emulator killed (SIGKILL) or crashed is not a power loss: the
+// journal is not kept on disk, so the next mount cannot undo the running
+// transaction, and commits it instead. The files left in the holding
+// directory are deleted — only files whose names were gone — and the
+// backing files keep whatever was written to them, synced or not: the
+// state of a NAS that committed and wrote back everything just before it
+// stopped, which the hardware can show too. Synced data of a live file is
+// never lost. Anything in the holding directory that the journal does not
+// make stops the mount rather than being deleted.
+//
+// What is not produced: PowerLoss always loses the whole running
+// transaction, never a part of it (changes within a transaction are not
+// reordered or partly committed; jbd2 commits a transaction whole), and
+// the other extreme, a loss just after a commit that kept every change,
+// comes only from an fsync before the loss or a negative JournalInterval.
+// Attribute changes (chmod, chown, utimes, extended
+// attributes), hole punching and other fallocate modes, and truncations
+// that grow a file are not undone as namespace changes (a file with
+// unsynced writes still gets its synced size back). The undo log's
+// write-back makes data durable apart from the commit, so a file's data
+// can be durable while its create is undone (the file is then gone, as on
+// ext4 when the data reached the disk but the inode's transaction did
+// not). Writes are not torn within a block. Changes made in the backing
+// directory behind the emulator's back are not journaled; an undo that
+// they get in the way of is logged and skipped.
 package fusefs
