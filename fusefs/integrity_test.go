@@ -146,7 +146,7 @@ func TestKillAfterFsyncLosesNothing(t *testing.T) {
 }
 
 // TestPowerLoss checks that a simulated power loss undoes exactly the
-// writes that were not fsynced.
+// writes that were not fsynced, and the creates since the last commit.
 func TestPowerLoss(t *testing.T) {
 	s := mountShare(t, freeModel(t, 1<<30), &emu.VirtualClock{}, "", Options{})
 	synced := randBytes(30, 300_000)

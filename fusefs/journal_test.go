@@ -194,9 +194,15 @@ func TestPowerLossUndoesRename(t *testing.T) {
 		if err := os.Rename(s.path("tmp"), s.path("target")); err != nil {
 			t.Fatal(err)
 		}
+		fh, err := os.OpenFile(s.path("target"), os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fh.WriteAt([]byte("unsynced overwrite, after the rename"), 0)
+		fh.Close()
 		s.powerLoss(t)
 		holds(t, s.path("target"), old, "renamed over after an fsync of the temporary file only")
-		holds(t, s.path("tmp"), new, "the synced temporary file, at its old name")
+		holds(t, s.path("tmp"), new, "the synced temporary file, at its old name with its synced data")
 		os.Remove(s.path("tmp"))
 	})
 
