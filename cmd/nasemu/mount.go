@@ -83,8 +83,9 @@ func mount(ctx context.Context, args []string, stderr io.Writer) error {
 	f, err := fusefs.New(model, emu.NewWallClock(*scale, -1), *backing, fusefs.Options{
 		Logger:      log,
 		Metrics:     metrics,
-		Replacement: replacementDrives(s, *seed),
-		Debug:       *debug,
+		Replacement:     replacementDrives(s, *seed),
+		Debug:           *debug,
+		JournalInterval: journalInterval(s),
 	})
 	if err != nil {
 		return err
@@ -182,4 +183,15 @@ func runStateDir() (string, error) {
 		return "", fmt.Errorf("state directory: %w", err)
 	}
 	return dir, nil
+}
+
+// journalInterval is how often the mount commits its namespace changes
+// (fusefs.Options.JournalInterval): the setup's NAS filesystem's commit
+// interval, so that a power loss loses what that NAS would lose; 0 (the
+// fusefs default, ext4's 5 s) when the setup has no NAS.
+func journalInterval(s *setup.Setup) time.Duration {
+	if s.NAS == nil {
+		return 0
+	}
+	return s.NAS.Config.WithDefaults().JournalInterval
 }

@@ -177,6 +177,27 @@ func TestMountAndControl(t *testing.T) {
 		}
 	}
 
+	// A power loss undoes what the setup's NAS has not committed: g,
+	// created after the fsync of f committed the journal (and well within
+	// the setup's 5 s commit interval), is gone; f stays.
+	if fh, err := os.Open(filepath.Join(mnt, "f")); err != nil || fh.Sync() != nil {
+		t.Fatalf("fsync f: %v", err)
+	} else {
+		fh.Close()
+	}
+	if err := os.WriteFile(filepath.Join(mnt, "g"), []byte("unsynced"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := ctl("status"); !strings.Contains(out, "1 namespace changes not yet committed") {
+		t.Errorf("status before the power loss: %s", out)
+	}
+	if out := ctl("power-loss"); !strings.Contains(out, "1 namespace changes since the last journal commit undone") {
+		t.Errorf("power-loss: %s", out)
+	}
+	if _, err := os.Stat(filepath.Join(mnt, "g")); !os.IsNotExist(err) {
+		t.Errorf("g after the power loss: %v, want it gone", err)
+	}
+
 	// A second mount on the busy mountpoint is refused.
 	var out bytes.Buffer
 	if code := run([]string{"mount", "--setup", testSetup, "--backing", t.TempDir(), mnt}, &out, &out); code != 2 || !strings.Contains(out.String(), "busy") {

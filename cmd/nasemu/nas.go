@@ -236,7 +236,7 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 	// serialises the array of a LUN served alone.
 	var f *fusefs.FS
 	if *smbAddr != "" {
-		f, err = fusefs.New(model, clock, *backing, fusefs.Options{Logger: log, Replacement: replacementDrives(s, *seed), Front: fusefs.FrontSMB})
+		f, err = fusefs.New(model, clock, *backing, fusefs.Options{Logger: log, Replacement: replacementDrives(s, *seed), Front: fusefs.FrontSMB, JournalInterval: journalInterval(s)})
 		if err != nil {
 			return err
 		}
