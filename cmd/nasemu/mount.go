@@ -81,8 +81,8 @@ func mount(ctx context.Context, args []string, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	metrics := fusefs.NewMetrics()
 	f, err := fusefs.New(model, emu.NewWallClock(*scale, -1), *backing, fusefs.Options{
-		Logger:      log,
-		Metrics:     metrics,
+		Logger:          log,
+		Metrics:         metrics,
 		Replacement:     replacementDrives(s, *seed),
 		Debug:           *debug,
 		JournalInterval: journalInterval(s),
