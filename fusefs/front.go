@@ -8,16 +8,18 @@ import (
 )
 
 // frontOpenFlags returns the FUSE open flags of a file a client opens
-// with flags. Behind smbd (FrontSMB), a file opened for writing is direct
-// I/O with parallel writes: smbd opens without O_DIRECT, and through the
-// host's page cache the kernel serialises the writes of one file, so a
-// client's queue depth of 32 reached the model as 1. Read-only opens keep
-// the page cache: direct reads reach FUSE in two parts (smbd's buffers are
-// not page aligned, and a request holds at most 256 pages), each charged
-// as an SMB request of its own, which costs a sequential reader more than
-// the kernel's readahead does.
+// with flags. Behind smbd (FrontSMB), every file is direct I/O with
+// parallel writes, so that each SMB READ or WRITE of a client reaches the
+// share as the one request the model charges: smbd opens without
+// O_DIRECT, and through the host's page cache the kernel serialises the
+// writes of one file (a client's queue depth of 32 reached the model as 1)
+// and turns reads into readahead of its own sizes and times. That needs
+// requests of 257 pages (see smbMaxWrite); where the kernel splits them
+// (SplitsSMBWrites), read-only opens keep the page cache instead, as
+// split direct reads would each be charged as an SMB request, which costs
+// a sequential reader more than the kernel's readahead does.
 func (f *FS) frontOpenFlags(flags uint32) uint32 {
-	if f.front == FrontSMB && flags&syscall.O_ACCMODE != syscall.O_RDONLY {
+	if f.front == FrontSMB && (flags&syscall.O_ACCMODE != syscall.O_RDONLY || !f.splitsSMB) {
 		return fuse.FOPEN_DIRECT_IO | fuse.FOPEN_PARALLEL_DIRECT_WRITES
 	}
 	return openFlags(flags)

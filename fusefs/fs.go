@@ -109,6 +109,7 @@ type FS struct {
 	probing      atomic.Pointer[probe] // while the compensation is measured
 	compensation time.Duration         // as in Options
 	front        Front
+	splitsSMB    bool // SplitsSMBWrites, for FrontSMB
 
 	mu    sync.Mutex // guards alloc
 	alloc *extent.Allocator
@@ -157,7 +158,7 @@ func New(model models.Device, clock emu.Clock, backing string, opts Options) (*F
 	if err != nil {
 		return nil, err
 	}
-	f := &FS{backing: backing, vol: vol, early: early, compensation: opts.Compensation, replacement: opts.Replacement, front: opts.Front, log: opts.Logger, metrics: opts.Metrics, debug: opts.Debug}
+	f := &FS{backing: backing, vol: vol, early: early, compensation: opts.Compensation, replacement: opts.Replacement, front: opts.Front, splitsSMB: opts.Front == FrontSMB && SplitsSMBWrites(), log: opts.Logger, metrics: opts.Metrics, debug: opts.Debug}
 	f.undo.limit = opts.UndoLimit
 	f.undo.files = map[uint64]*undoFile{}
 	if opts.JournalInterval == 0 {

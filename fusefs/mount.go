@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -64,6 +65,30 @@ func MountOptions(name string, debug bool) *fs.Options {
 	}
 }
 
+// smbMaxWrite is the largest write a share behind smbd asks the kernel
+// for: an SMB WRITE's 1 MiB and one page more. smbd writes each SMB WRITE
+// with one pwrite from its receive buffer, which is not page aligned, so
+// 1 MiB of it spans 257 pages; a FUSE request of at most 256 pages would
+// split it in two, and the share would charge two SMB requests, the first
+// ending in the middle of a page (which the NAS model must read before it
+// can merge it: a 1 MiB sequential writer at queue depth 1 ran 35 % slow).
+// The kernel caps a request at fs.fuse.max_pages_limit pages (256 unless
+// raised; go-fuse caps MaxWrite to match), so the one-request path needs
+// that sysctl at 257 or more (SplitsSMBWrites).
+const smbMaxWrite = 1<<20 + 4096
+
+// SplitsSMBWrites reports whether this host's kernel splits an SMB
+// client's 1 MiB write in two on its way from smbd to a share (see
+// smbMaxWrite): fs.fuse.max_pages_limit is below 257.
+func SplitsSMBWrites() bool {
+	b, err := os.ReadFile("/proc/sys/fs/fuse/max_pages_limit")
+	if err != nil {
+		return true // older kernels: 256 pages at most
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	return err != nil || n*os.Getpagesize() < smbMaxWrite
+}
+
 // Mount mounts the share at mountpoint and serves it until Unmount (or an
 // external umount). A share is mounted once. It checks the mountpoint first and reports problems
 // with the errors above.
@@ -80,7 +105,11 @@ func (f *FS) Mount(mountpoint string) error {
 		return fmt.Errorf("backing directory: %w", err)
 	}
 	root := &node{LoopbackNode: lr.(*fs.LoopbackNode), fs: f}
-	server, err := fs.Mount(abs, root, MountOptions("nasemu:"+filepath.Base(f.backing), f.debug))
+	opts := MountOptions("nasemu:"+filepath.Base(f.backing), f.debug)
+	if f.front == FrontSMB {
+		opts.MaxWrite = smbMaxWrite
+	}
+	server, err := fs.Mount(abs, root, opts)
 	if err != nil {
 		return classifyMountError(err)
 	}

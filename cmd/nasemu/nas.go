@@ -75,10 +75,22 @@ func runNas(args []string, stdout, stderr io.Writer) error {
 //     which close(2) waits for), not at RELEASE, which the kernel sends
 //     after close(2) has returned: charged there, no client waited for an
 //     SMB CLOSE and small-file copies ran 20-40 % faster than the model;
-//   - files smbd opens for writing are direct I/O with parallel writes:
-//     through the host's page cache the kernel serialises one file's
-//     writes, and a client's queue depth of 8 or 32 reached the model as 1
-//     (SEQ1M Q8T1 write ran 35 % slow, RND4K Q32T1 write 85 %).
+//   - files smbd opens are direct I/O with parallel writes: through the
+//     host's page cache the kernel serialises one file's writes (a
+//     client's queue depth of 8 or 32 reached the model as 1: SEQ1M Q8T1
+//     write ran 35 % slow, RND4K Q32T1 write 85 %) and reads reach the
+//     share as its own readahead (1 MiB QD1 reads and downloads ran 10-20 %
+//     slow);
+//   - each SMB READ or WRITE reaches the share as one request: smbd moves
+//     it with one pread or pwrite from a buffer that is not page aligned,
+//     so 1 MiB spans 257 pages, and the share asks for requests that large.
+//     The kernel caps them at fs.fuse.max_pages_limit (256 unless raised);
+//     below 257 a 1 MiB write arrives as two, each charged as an SMB
+//     request (the first ending mid-page, which the NAS model must read
+//     first: QD1 writes and uploads ran 20-50 % slow), and nas says so at
+//     start. Raise it with 'sysctl fs.fuse.max_pages_limit=1024' (.ci/run
+//     does); read-only opens then keep the host's page cache, as split
+//     direct reads would cost a sequential reader more.
 //
 // The generated smb.conf keeps smbd from making calls a client did not ask
 // for (see smb.SambaConf), and case sensitivity keeps it from listing the
@@ -93,17 +105,24 @@ func runNas(args []string, stdout, stderr io.Writer) error {
 // (compClock), measured when smbd serves and every 2 s after, as the
 // host's load changes (smbCompensator): the time go-smb2 on this host, the
 // client of nasemu bench's smb:// target, waits for a 4 KiB read that
-// reaches smbd but neither FUSE nor the model (a hole of a probe file,
-// .nasemu-probe-PID in the share's root while nas runs, re-read from the
-// host's page cache). Both are capped, so that a host too loaded to
+// reaches smbd but not the model (a hole of a probe file, .nasemu-probe-PID
+// in the share's root while nas runs: re-read from the host's page cache
+// where read-only opens keep it, else through FUSE as a client's reads
+// go, so that it measures their whole path on this host; FUSE's part is
+// then in both figures, and that double count, measured, brings small-file
+// copies to within 10 % where subtracting it left them 17 % slow: smbd
+// makes several FUSE calls for some client requests, and only one of them
+// is compensated). Both are capped, so that a host too loaded to
 // measure does not make the share answer far too early. A constant offset
 // does not change what a pipelined job at queue depth moves (the model's
 // reservations space the answers), only the latency of each request. What
 // stays uncompensated: the per-byte host time of large requests (copies
-// in go-smb2, loopback and smbd: a 1 MiB request at queue depth 1 runs
-// 15-25 % slow at time scale 3 on a 2-core host), and the throughput of
-// this host itself, which bounds 4 KiB jobs at queue depth 32 (raise
-// --time-scale). scripts/smb-fidelity.sh measures it all.
+// and signing in go-smb2, loopback and smbd: ~4 ms per MiB here), which
+// the model's write-behind and read-ahead mostly hide (1 MiB QD1 jobs at
+// time scale 3 within 1 % on a 2-core host; a compensation per byte,
+// tried, made reads slower and uploads too fast), and the throughput of
+// this host itself, which bounds 4 KiB jobs at deep queues on fast setups
+// (raise --time-scale). scripts/smb-fidelity.sh measures it all.
 //
 // The client's own costs are not the NAS's: the model's client-side time
 // per file operation (proto.Config.ClientOp, Explorer's copy engine) is
@@ -315,6 +334,9 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 		fmt.Fprintf(stderr, "nasemu nas: %s (%s usable, %s free), files in %s\n", s.Name, models.Bytes(capacity), models.Bytes(free), f.Backing())
 		fmt.Fprintf(stderr, "nasemu nas: SMB share //%s/%s for user %s (target %s), answers %v early (FUSE %v, SMB %v)\n",
 			srv.Addr(), srv.Share(), *userName, srv.URL(""), wallTime(f.Compensation(), *scale)+rt, wallTime(f.Compensation(), *scale), rt)
+		if fusefs.SplitsSMBWrites() {
+			fmt.Fprintf(stderr, "nasemu nas: warning: this kernel splits an SMB client's 1 MiB requests in two on their way to the share, and each half is charged as a request (fs.fuse.max_pages_limit is below 257): raise it with 'sysctl fs.fuse.max_pages_limit=1024'\n")
+		}
 		fmt.Fprintf(stderr, "nasemu nas: control socket %s\n", filepath.Join(runDir, "ctl.sock"))
 	}
 	if lun != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"os"
@@ -25,6 +26,7 @@ import (
 	"github.com/nasemu/nasemu/fusefs"
 	"github.com/nasemu/nasemu/iscsi"
 	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/setup"
 	"github.com/nasemu/nasemu/smb"
 )
 
@@ -442,34 +444,42 @@ func TestNasISCSIOnly(t *testing.T) {
 	}
 }
 
-// fidelityAsserted are the jobs TestNasFidelity holds to ±15 % of sim:.
-// Those marked true are bound by the modelled link at queue depth 8, and
-// hold whatever the host's load. Those marked false run at queue depth 1:
-// their time is the model's plus whatever of this host's SMB and FUSE path
-// the compensation does not take off, and it follows the host's load
-// within a second; they are held to ±15 % only on a host that is not
-// overloaded (hostQuiet), and logged otherwise (on this 2-core host at a
-// load average of 6: 4K QD1 reads at 0.41 to 1.16 of the model, 1 MiB QD1
-// reads at 0.76 to 0.90).
-//
-// The other jobs are logged: RND4K Q32T1 read and write are bound by this
-// host's CPU (go-smb2, smbd and FUSE for thousands of 4 KiB requests a
-// second); the writes of one SMB request of 1 MiB reach the mount as two
-// (1020 KiB and 4 KiB: smbd's buffer is not page aligned, and a direct
-// FUSE request holds 256 pages), each charged as an SMB request, and with
-// the per-byte host time of a 1 MiB request (copies in go-smb2, loopback,
-// smbd), which the compensation, measured with 4 KiB reads, does not take
-// off, that costs the QD1 writes and the uploads 15-50 %; RND4K Q1T1 write
-// pays more host time per request than the compensation takes off; copy
-// 1x2GiB download reads a file opened read-only through the host's page
-// cache, whose 128 KiB readahead requests are each charged as an SMB
-// request; the small-file copies vary by ±40 % from run to run here.
-var fidelityAsserted = map[string]bool{
-	"SEQ1M Q8T1 read":         true,
-	"SEQ1M Q8T1 write":        true,
-	"SEQ1M Q1T1 read":         false,
-	"RND4K Q1T1 read":         false,
-	"copy 1000x2MiB download": false,
+// fidelityAlways are the jobs TestNasFidelity holds to ±15 % of sim:
+// whatever the host: they are bound by the modelled link at queue depth 8.
+// Every other job of cdm and copy is held to it where the host can carry
+// the emulation faithfully (fidelityHost): at queue depth 1 a job's time
+// is the model's plus whatever of this host's SMB and FUSE path the
+// compensation does not take off, which follows the host's load within a
+// second (on this 2-core host at a load average of 6, 4K QD1 reads ran at
+// 0.41 to 1.16 of the model), and 1 MiB requests must reach the share
+// whole (fusefs.SplitsSMBWrites: split, each 1 MiB write was charged as
+// two SMB requests, the first ending mid-page, and QD1 writes and uploads
+// ran 20-50 % slow).
+var fidelityAlways = map[string]bool{
+	"SEQ1M Q8T1 read":  true,
+	"SEQ1M Q8T1 write": true,
+}
+
+// fidelityLogged are the jobs TestNasFidelity only logs. A 2 KiB-file
+// upload is mostly the client's own time per file: go-smb2 on this host
+// sends SMB requests (queries, set-infos) that charge nothing, so the
+// share cannot answer them early, and their host round trips (~0.4 ms
+// each) add in series, where sim's client (ClientOp off, as nas runs it)
+// costs nothing: it ran at 0.84 to 0.90 of the model.
+var fidelityLogged = map[string]bool{
+	"copy 10000x2KiB upload": true,
+}
+
+// fidelityHost reports whether this host carries every job of
+// TestNasFidelity faithfully: it is not overloaded (hostQuiet) and its
+// kernel passes an SMB client's 1 MiB requests to the share whole. It logs
+// why not.
+func fidelityHost(t *testing.T) bool {
+	if fusefs.SplitsSMBWrites() {
+		t.Logf("this kernel splits 1 MiB requests on their way from smbd to the share (fs.fuse.max_pages_limit below 257; .ci/run raises it): only %v are held to ±15 %%", slices.Sorted(maps.Keys(fidelityAlways)))
+		return false
+	}
+	return hostQuiet(t)
 }
 
 // fidelityRetries is how many more times TestNasFidelity runs an asserted
@@ -488,28 +498,35 @@ func hostQuiet(t *testing.T) bool {
 	var load float64
 	fmt.Sscan(string(b), &load)
 	if load > 2*float64(runtime.NumCPU()) {
-		t.Logf("load average %.2f on %d CPUs: the QD1 jobs are logged, not held to ±15 %%", load, runtime.NumCPU())
+		t.Logf("load average %.2f on %d CPUs: only the link-bound jobs are held to ±15 %%", load, runtime.NumCPU())
 		return false
 	}
 	return true
 }
 
-// fidelityJobs returns a suite's jobs shrunk for the test: a second each,
-// 64 MiB files for cdm, 32 MiB and at most 50 files for copy.
+// fidelityJobs returns a suite's jobs shrunk for the test: cdm's a second
+// each over 64 MiB files; copy's with at most 200 files of the suite's own
+// sizes (the single file 32 MiB), each run to its end (a copy's first
+// files pay for its directory and a cold cache: cut short, the two runs
+// would weigh them differently).
 func fidelityJobs(t *testing.T, suite string) []bench.Job {
 	jobs, err := bench.Suite(suite)
 	if err != nil {
 		t.Fatal(err)
 	}
-	size := int64(64 << 20)
-	if suite == "copy" {
-		size = 32 << 20
+	if suite != "copy" {
+		return bench.Overrides{Runtime: time.Second, Size: 64 << 20}.Apply(jobs)
 	}
-	jobs = bench.Overrides{Runtime: time.Second, Size: size}.Apply(jobs)
+	// The copy suite's own file sizes (a 2 KiB file is a partial page, a
+	// 2 MiB one two SMB writes), fewer files (at most 200, and 100 MiB)
+	// and a smaller single file.
 	for i := range jobs {
-		if j := &jobs[i]; j.NrFiles > 50 {
-			j.NrFiles, j.Size = 50, 50*j.FileSize
+		j := &jobs[i]
+		if j.NrFiles == 1 {
+			j.FileSize = 32 << 20
 		}
+		j.NrFiles = min(j.NrFiles, 200, int((100<<20)/j.FileSize))
+		j.Size = int64(j.NrFiles) * j.FileSize
 	}
 	return jobs
 }
@@ -520,25 +537,61 @@ func fidelityJobs(t *testing.T, suite string) []bench.Job {
 // protocol included, each client request once (see nas), and answers
 // early by the host's FUSE and SMB round trips, so a job's figure over SMB
 // times the time scale is the model's wherever this host is not the
-// bottleneck. The jobs of fidelityAsserted must be within ±15 %: charging
-// the link twice would halve the sequential ones, charging smbd's
-// attribute calls or leaving the SMB round trip uncompensated costs RND4K
-// Q1T1 read 20-50 % (on a quiet host, see fidelityAsserted). A job
-// outside is run fidelityRetries more times and the median of its runs is
-// held to it. The other jobs are logged with their deviation; the file
-// operations charged must match sim's (smbd's extra calls not charged).
+// bottleneck. Every job must be within ±15 % (on a host that can carry
+// them, fidelityHost; the link-bound ones anywhere, fidelityAlways):
+// charging the link twice would halve the sequential ones, charging
+// smbd's attribute calls or leaving the SMB round trip uncompensated costs
+// RND4K Q1T1 read 20-50 %, splitting smbd's 1 MiB writes costs QD1 writes
+// and uploads 20-50 %. A job outside is run fidelityRetries more times and
+// the median of its runs is held to it; the others are logged with their
+// deviation. The file operations charged must match sim's (smbd's extra
+// calls not charged).
 func TestNasFidelity(t *testing.T) {
 	needSamba(t)
 	const setupName = "ds1817-raid5-hdd-smb-1g"
 	const timeScale = 3
-	info := startNas(t, append(nasArgs(t, setupName, freePort(t)), "--time-scale", fmt.Sprint(timeScale)))
 	s, err := nasemu.LoadSetup(setupName)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Each suite runs on a NAS of its own, as sim: runs it on a model of
+	// its own: the dirty pages that cdm's random writes leave in the NAS's
+	// page cache take the RAID 5 minutes to write back, and a copy suite
+	// run behind them on the same NAS measures that backlog (uploads at
+	// half the fresh model's rate).
+	for _, suite := range []string{"cdm", "copy"} {
+		t.Run(suite, func(t *testing.T) { nasFidelity(t, s, suite, timeScale) })
+	}
+}
+
+// nasFidelity runs one suite of TestNasFidelity on a nas of its own.
+func nasFidelity(t *testing.T, s *setup.Setup, suite string, timeScale float64) {
+	setupName := s.Name
+	args := append(nasArgs(t, setupName, freePort(t)), "--time-scale", fmt.Sprint(timeScale))
+	// The backing directory's own latency is this host's, in series with
+	// the model's: on the host's disk its journal commits stalled the
+	// creates and deletes of the small-file copies now and then (2 KiB
+	// copies at 0.4 to 1.2 of the model from run to run). In memory
+	// (tmpfs) they are not stalled.
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		dir, err := os.MkdirTemp("/dev/shm", "nasemu-fidelity-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		args[3] = dir // --backing
+	}
+	info := startNas(t, args)
 	c, _ := smb.ParseURL(info.URL)
 	c.Password, c.HasPassword = testSMBPassword, true
 	runReal := func(jobs []bench.Job) []bench.Result {
+		// Behind the package's other tests the first pass of cdm's 4K
+		// jobs ran at 0.4-0.8 of the model, their retries at 0.96: the
+		// host was still writing back their files, and the nas, which
+		// serves in this process, collecting their garbage. Both are
+		// done now, not while the paced jobs run.
+		syscall.Sync()
+		runtime.GC()
 		tg, err := smb.Open(c)
 		if err != nil {
 			t.Fatal(err)
@@ -550,19 +603,30 @@ func TestNasFidelity(t *testing.T) {
 		}
 		return rep.Results
 	}
-	for _, suite := range []string{"cdm", "copy"} {
-		quiet := hostQuiet(t)
-		asserted := func(name string) bool {
-			always, ok := fidelityAsserted[name]
-			return ok && (always || quiet)
-		}
+	{
+		faithful := fidelityHost(t)
+		asserted := func(name string) bool { return fidelityAlways[name] || faithful && !fidelityLogged[name] }
 		jobs := fidelityJobs(t, suite)
 		s.Protocol.ClientOp = -1 // as nas does: the client is real
 		m, err := s.Build(1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		simRep, err := bench.Run(bench.NewSim("sim:"+setupName, bench.SimSetup{Device: m}), jobs, bench.Options{Seed: 1})
+		// A job's runtime is wall time: over nas, a 1 s job covers a third
+		// of a second of the model at time scale 3, so sim runs it for
+		// that long. (With the same runtime the two would measure
+		// different stretches of the model: a copy's first files, which
+		// pay for its directory and a cold cache, weigh three times as much
+		// over nas.)
+		simJobs := slices.Clone(jobs)
+		for i := range simJobs {
+			if j := &simJobs[i]; j.Runtime > 0 {
+				j.Runtime = time.Duration(float64(j.Runtime) / timeScale)
+				j.RampTime = time.Duration(float64(j.RampTime) / timeScale)
+				j.StartDelay = time.Duration(float64(j.StartDelay) / timeScale)
+			}
+		}
+		simRep, err := bench.Run(bench.NewSim("sim:"+setupName, bench.SimSetup{Device: m}), simJobs, bench.Options{Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -589,8 +653,15 @@ func TestNasFidelity(t *testing.T) {
 			b := figure(sr)
 			ratios := []float64{figure(r) * timeScale / b}
 			if asserted(r.Name) && math.Abs(ratios[0]-1) > 0.15 {
-				for range fidelityRetries {
-					ratios = append(ratios, figure(runReal(jobs[i : i+1])[0])*timeScale/b)
+				for k := range fidelityRetries {
+					// A copy again into a directory of its own: an
+					// upload over the files of the first run would be
+					// another workload (overwrites, not creates).
+					j := jobs[i]
+					if j.NrFiles > 1 {
+						j.FilenameFormat = fmt.Sprintf("retry-%d-%s", k, j.FilenameFormat)
+					}
+					ratios = append(ratios, figure(runReal([]bench.Job{j})[0])*timeScale/b)
 				}
 			}
 			sorted := slices.Clone(ratios)
