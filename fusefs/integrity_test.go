@@ -69,27 +69,7 @@ func TestRemountKeepsDataAndLayout(t *testing.T) {
 func TestKillAfterFsyncLosesNothing(t *testing.T) {
 	requireFuse(t)
 	backing, mnt := t.TempDir(), usedMountpoint(t.TempDir())
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+mnt+":"+backing)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if Mounted(mnt) {
-			syscall.Unmount(mnt, syscall.MNT_DETACH)
-		}
-	})
-	line, _ := bufio.NewReader(out).ReadString('\n')
-	if strings.TrimSpace(line) != "ready" {
-		t.Fatalf("child emulator: %q", line)
-	}
+	cmd := startChildEmulator(t, mnt, backing)
 
 	sums := map[string][32]byte{}
 	for i := range 20 {
@@ -187,4 +167,32 @@ func TestPowerLoss(t *testing.T) {
 		t.Error("a write synced after the power loss was lost by the next one")
 	}
 	_ = time.Second
+}
+
+// startChildEmulator mounts backing at mnt in a child process (this test
+// binary, see childEnv), waits until it serves and returns it, for a test
+// to kill; the cleanup kills it and unmounts whatever it left.
+func startChildEmulator(t *testing.T, mnt, backing string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+mnt+":"+backing)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if Mounted(mnt) {
+			syscall.Unmount(mnt, syscall.MNT_DETACH)
+		}
+	})
+	if line, _ := bufio.NewReader(out).ReadString('\n'); strings.TrimSpace(line) != "ready" {
+		t.Fatalf("child emulator: %q", line)
+	}
+	return cmd
 }

@@ -152,6 +152,11 @@ func (f *FS) commitLocked() {
 		}
 	}
 	f.undo.commitCuts()
+	j.reset()
+}
+
+// reset empties the running transaction (after its commit or its undo).
+func (j *journal) reset() {
 	if cap(j.changes) > 1024 {
 		j.changes = nil
 	} else {
@@ -415,12 +420,7 @@ func (f *FS) rollbackLocked() (int, []notice) {
 			f.log.Error("power loss: undoing a namespace change", "change", c.String(), "err", err)
 		}
 	}
-	clear(j.changes)
-	j.changes = j.changes[:0]
-	clear(j.heldLinks)
-	clear(j.free)
-	j.freeing.Store(false)
-	j.opened = time.Time{}
+	j.reset()
 	return n, notes
 }
 

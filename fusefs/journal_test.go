@@ -1,11 +1,9 @@
 package fusefs
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -524,26 +522,7 @@ func TestHoldDirHidden(t *testing.T) {
 func TestRemountAfterKillWithHeldFiles(t *testing.T) {
 	requireFuse(t)
 	backing, mnt := t.TempDir(), usedMountpoint(t.TempDir())
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+mnt+":"+backing)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if Mounted(mnt) {
-			syscall.Unmount(mnt, syscall.MNT_DETACH)
-		}
-	})
-	if line, _ := bufio.NewReader(out).ReadString('\n'); strings.TrimSpace(line) != "ready" {
-		t.Fatalf("child emulator: %q", line)
-	}
+	cmd := startChildEmulator(t, mnt, backing)
 	live := map[string][]byte{"keep": randBytes(6, 80_000), "target": randBytes(7, 30_000), "dir/deep": randBytes(8, 5_000)}
 	os.Mkdir(filepath.Join(mnt, "dir"), 0o755)
 	writeSynced(t, filepath.Join(mnt, "keep"), live["keep"])
