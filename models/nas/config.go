@@ -93,7 +93,8 @@ type Config struct {
 	// DirtyRatio and DirtyBackgroundRatio are fractions of the page cache
 	// (Linux vm.dirty_ratio and vm.dirty_background_ratio, defaults 0.2 and
 	// 0.1): above the background ratio dirty pages are written back in the
-	// background; writers that would pass DirtyRatio wait for writeback.
+	// background; from halfway between the two on, writers are throttled to
+	// the writeback's pace, hardest at DirtyRatio (throttle.go).
 	DirtyRatio           float64 `yaml:"dirty_ratio"`
 	DirtyBackgroundRatio float64 `yaml:"dirty_background_ratio"`
 	// DirtyExpire: dirty data older than this is written back even below

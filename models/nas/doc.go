@@ -52,9 +52,15 @@
 //
 // Like Linux: above DirtyBackgroundRatio of the cache (or when dirty data
 // has waited DirtyExpire), dirty pages are written back in the background
-// on WritebackDepth lanes; a writer that would pass DirtyRatio waits for
-// writeback to make room, so a long write burst is absorbed at RAM speed
-// up to the dirty limit and then runs at the storage's speed. Writeback
+// on WritebackDepth lanes. Writers are throttled as Linux's IO-less
+// balance_dirty_pages does it (throttle.go): pages under writeback count
+// as dirty until the storage has them; up to the freerun point, halfway
+// between the background ratio and DirtyRatio, writes run at RAM speed;
+// past it every writer sleeps a little, so that together they dirty pages
+// at the estimated writeback bandwidth, slower the closer the dirty pages
+// are to DirtyRatio. A long write burst is absorbed at RAM speed and then
+// runs at the storage's speed, each write waiting about as long as the
+// others. Writeback
 // walks the dirty pages in address order (a sorted snapshot per pass, as
 // Linux writes an inode's pages in index order) and merges contiguous
 // pages into I/Os of up to WritebackMax. Checksums and encryption are

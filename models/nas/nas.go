@@ -22,6 +22,7 @@ type Controller struct {
 	ps  int64 // page size
 
 	dirtyLimit, dirtyBackground int64 // pages
+	th                          throttle
 	lanes                       []time.Duration
 	dirtySince                  time.Duration // when dirty pages went from none to some
 	streams                     [8]stream
@@ -78,6 +79,7 @@ func New(cfg Config, storage models.Device) (*Controller, error) {
 	c.pc = newPageCache(int32(pages))
 	c.dirtyLimit = max(1, int64(cfg.DirtyRatio*float64(pages)))
 	c.dirtyBackground = max(1, int64(cfg.DirtyBackgroundRatio*float64(pages)))
+	c.initThrottle()
 	c.lanes = make([]time.Duration, cfg.WritebackDepth)
 
 	meta := int64(cfg.MetadataArea)
@@ -370,8 +372,8 @@ func (c *Controller) insert(t time.Duration, pg int64, ready time.Duration) (int
 }
 
 // write copies the data into the page cache and returns; the pages are
-// written back later. A writer that would push dirty pages past the dirty
-// ratio waits for writeback to make room (Linux's balance_dirty_pages).
+// written back later. A writer that dirtied new pages is throttled when
+// dirty pages pass the freerun point (balance, throttle.go).
 func (c *Controller) write(at time.Duration, r models.Request) (time.Duration, error) {
 	p := &c.cfg.CPU
 	t := c.dataPath(at, p.PerRequest+c.netRequest(), r.Length, wCopy|wNet)
@@ -412,13 +414,6 @@ func (c *Controller) write(at time.Duration, r models.Request) (time.Duration, e
 			grow++
 		}
 	}
-	if c.pc.dirty+grow > c.dirtyLimit {
-		w, err := c.writebackUntil(t, c.dirtyLimit-grow)
-		if err != nil {
-			return w, err
-		}
-		t = max(t, w)
-	}
 	for pg := p0; pg <= p1; pg++ {
 		s := c.pc.lookup(pg)
 		if s < 0 {
@@ -429,7 +424,10 @@ func (c *Controller) write(at time.Duration, r models.Request) (time.Duration, e
 		}
 		c.dirty(s, t)
 	}
-	return t, nil
+	if grow == 0 {
+		return t, nil
+	}
+	return c.balance(t, grow)
 }
 
 // writeThrough writes r to the storage at once (encrypted on an encrypted

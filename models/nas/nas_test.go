@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -128,8 +129,8 @@ func TestPageCacheRandomReads(t *testing.T) {
 	}
 }
 
-// Writes are absorbed in RAM up to the dirty limit, then run at the
-// storage's speed.
+// Writes are absorbed in RAM up to the throttle's freerun point, then run
+// at the storage's speed.
 func TestWriteAbsorbedThenThrottled(t *testing.T) {
 	slow, err := fixed.New(fixed.Config{Capacity: 64 * gib, Units: 1, Write: time.Millisecond, BytesPerSecond: 100e6})
 	if err != nil {
@@ -169,9 +170,13 @@ func TestWriteAbsorbedThenThrottled(t *testing.T) {
 	if got < want*0.93 || got > want*1.05 {
 		t.Errorf("throttled writes at %.1f MB/s, want the storage's %.1f", got, want)
 	}
-	limit := 0.2 * float64(384*mib)
-	if d := get(c, "page_cache_dirty_bytes"); d > limit || d < limit*0.9 {
-		t.Errorf("dirty %.0f MiB, want at the %.0f MiB limit", d/float64(mib), limit/float64(mib))
+	// The throttle holds the dirty pages (those under writeback too)
+	// between its freerun point and the limit.
+	limit, freerun := 0.2*float64(384*mib), 0.15*float64(384*mib)
+	dirty := get(c, "page_cache_dirty_bytes")
+	if inflight := float64(c.th.inflightPages * c.ps); dirty+inflight > limit || dirty+inflight < freerun {
+		t.Errorf("dirty %.0f MiB + %.0f MiB under writeback, want between the freerun point %.0f MiB and the limit %.0f MiB",
+			dirty/float64(mib), inflight/float64(mib), freerun/float64(mib), limit/float64(mib))
 	}
 	// Flush writes everything back.
 	end := last(dones)
@@ -185,8 +190,70 @@ func TestWriteAbsorbedThenThrottled(t *testing.T) {
 	if wb := get(c, "writeback_bytes"); wb != float64(n*bs) {
 		t.Errorf("written back %v bytes, want %d", wb, n*bs)
 	}
-	if min := time.Duration(limit / 100e6 * 1e9); f-end < min {
+	if min := time.Duration(dirty / 100e6 * 1e9); f-end < min {
 		t.Errorf("flush took %v, want at least %v to write the dirty pages", f-end, min)
+	}
+}
+
+// Random 4 KiB writes that outrun the storage are throttled smoothly, as
+// Linux's balance_dirty_pages does it: in the steady state every write
+// sleeps about as long as the others (the median near the mean, which
+// Little's law sets at queue depth / the storage's write rate), rather
+// than most passing at RAM speed while a few wait out a whole writeback,
+// and the bandwidth estimate finds the storage's rate.
+func TestThrottleSmooth(t *testing.T) {
+	c, err := New(Config{RAM: models.Bytes(136 * mib), OSReserved: models.Bytes(128 * mib)}, hddArray(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const qd, n = 32, 40000
+	slots := make([]time.Duration, qd)
+	rng := rand.New(rand.NewPCG(3, 4))
+	var lat []time.Duration
+	var from, to time.Duration
+	for i := range n {
+		j := 0
+		for k := range slots {
+			if slots[k] < slots[j] {
+				j = k
+			}
+		}
+		at := slots[j]
+		done, err := c.Submit(at, models.Request{Op: models.Write, Offset: rng.Int64N(gib/4096) * 4096, Length: 4096})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slots[j] = done
+		if i == n/2 {
+			from = at
+		}
+		if i > n/2 {
+			lat = append(lat, done-at)
+			to = max(to, done)
+		}
+	}
+	slices.Sort(lat)
+	var sum time.Duration
+	for _, l := range lat {
+		sum += l
+	}
+	mean := sum / time.Duration(len(lat))
+	p10, p50, p90 := lat[len(lat)/10], lat[len(lat)/2], lat[len(lat)*9/10]
+	iops := float64(len(lat)) / (to - from).Seconds()
+	storage := 4 / (4e-3 + 4096/150e6) // 4 units, one 4 KiB write each
+	t.Logf("steady: %.0f IOPS (storage %.0f); latency mean %v, p10 %v, p50 %v, p90 %v; bandwidth estimate %.0f pages/s",
+		iops, storage, mean, p10, p50, p90, c.th.bw)
+	if iops < storage*0.9 || iops > storage*1.1 {
+		t.Errorf("throttled at %.0f IOPS, want the storage's %.0f", iops, storage)
+	}
+	if little := time.Duration(qd / iops * 1e9); mean < little*9/10 || mean > little*11/10 {
+		t.Errorf("mean latency %v, want qd/IOPS = %v", mean, little)
+	}
+	if p50 < mean*8/10 || p50 > mean*12/10 || p10 < mean/2 {
+		t.Errorf("latency p10 %v, p50 %v against a mean of %v: the throttle is not smooth", p10, p50, mean)
+	}
+	if c.th.bw < storage*0.8 || c.th.bw > storage*1.2 {
+		t.Errorf("bandwidth estimate %.0f pages/s, want about the storage's %.0f", c.th.bw, storage)
 	}
 }
 
