@@ -83,8 +83,18 @@ const (
 // part on one core, then the crypto engine's part when AES is offloaded to
 // an engine. It returns when all of it is done.
 func (c *Controller) dataPath(at, fixed time.Duration, n int64, what int) time.Duration {
+	cost, engine := c.dataCost(n, what)
+	t := c.cpu.run(at, fixed+cost)
+	if engine > 0 {
+		t = c.cpu.onEngine(t, engine)
+	}
+	return t
+}
+
+// dataCost returns the core time and the crypto engine's time of the
+// per-byte work what on n bytes.
+func (c *Controller) dataCost(n int64, what int) (cost, engine time.Duration) {
 	p := &c.cfg.CPU
-	cost := fixed
 	if what&wCopy != 0 {
 		cost += per(n, p.CopyRate)
 	}
@@ -94,7 +104,6 @@ func (c *Controller) dataPath(at, fixed time.Duration, n int64, what int) time.D
 	if what&wSum != 0 {
 		cost += per(n, p.ChecksumRate)
 	}
-	var engine time.Duration
 	if what&wCrypt != 0 && c.cfg.Encrypted && n > 0 {
 		extents := (n + int64(c.cfg.CryptoExtent) - 1) / int64(c.cfg.CryptoExtent)
 		cost += time.Duration(extents) * p.CryptoPerOp
@@ -107,11 +116,7 @@ func (c *Controller) dataPath(at, fixed time.Duration, n int64, what int) time.D
 			cost += per(n, p.OffloadAESRate)
 		}
 	}
-	t := c.cpu.run(at, cost)
-	if engine > 0 {
-		t = c.cpu.onEngine(t, engine)
-	}
-	return t
+	return cost, engine
 }
 
 // netRequest is the network stack's per-request cost, or 0 for local

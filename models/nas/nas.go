@@ -253,16 +253,19 @@ func (c *Controller) sequential(r models.Request) bool {
 }
 
 // read serves a read from the page cache, reading the missing pages (and,
-// for a sequential stream, read-ahead) from the storage.
+// for a sequential stream, read-ahead) from the storage. The work one
+// thread does in one go — taking the request and submitting its I/O;
+// verifying what was read and copying it out — is booked as one stretch
+// of one core.
 func (c *Controller) read(at time.Duration, r models.Request) (time.Duration, error) {
 	p := &c.cfg.CPU
-	t := c.cpu.run(at, p.PerRequest+c.netRequest())
+	fixed := p.PerRequest + c.netRequest()
 	if r.Length == 0 {
-		return t, nil
+		return c.cpu.run(at, fixed), nil
 	}
 	p0, p1 := r.Offset/c.ps, (r.End()-1)/c.ps
 	lo, hi := int64(-1), int64(-1)
-	ready := t
+	ready := at
 	for pg := p0; pg <= p1; pg++ {
 		s := c.pc.lookup(pg)
 		if s < 0 {
@@ -279,12 +282,16 @@ func (c *Controller) read(at time.Duration, r models.Request) (time.Duration, er
 	}
 	seq := c.sequential(r)
 	if lo < 0 {
+		if !seq && ready == at {
+			return c.dataPath(at, fixed, r.Length, wCopy|wNet), nil
+		}
+		t := c.cpu.run(at, fixed)
 		if seq {
 			if err := c.readAhead(t, p1); err != nil {
 				return t, err
 			}
 		}
-		return c.dataPath(ready, 0, r.Length, wCopy|wNet), nil
+		return c.dataPath(max(ready, t), 0, r.Length, wCopy|wNet), nil
 	}
 	if seq {
 		last := min(p1+int64(c.cfg.ReadAhead)/c.ps, (c.cap-1)/c.ps)
@@ -294,20 +301,28 @@ func (c *Controller) read(at time.Duration, r models.Request) (time.Duration, er
 	}
 	off := lo * c.ps
 	n := min((hi+1)*c.ps, c.cap) - off
-	var got time.Duration
+	var got, done time.Duration
 	if c.unwritten(off, n) {
-		got = c.dataPath(t, 0, n, wCopy) // zero-filled pages
+		got = c.dataPath(c.cpu.run(at, fixed), 0, n, wCopy) // zero-filled pages
+		done = c.dataPath(got, 0, r.Length, wCopy|wNet)
 	} else {
-		t1 := c.cpu.run(t, p.PerIO)
-		d, err := c.storage.Submit(t1, models.Request{Op: models.Read, Offset: off, Length: n, Flow: r.Flow})
+		t := c.cpu.run(at, fixed+p.PerIO)
+		d, err := c.storage.Submit(t, models.Request{Op: models.Read, Offset: off, Length: n, Flow: r.Flow})
 		if err != nil {
 			return d, err
 		}
-		// Verify and decrypt what was read.
-		got = c.dataPath(d, 0, n, wSum|wCrypt)
+		// Verify and decrypt what was read, then copy out what was asked
+		// for (after the crypto engine, when it decrypts).
+		check, engine := c.dataCost(n, wSum|wCrypt)
+		out, _ := c.dataCost(r.Length, wCopy|wNet)
+		if engine == 0 {
+			done = c.cpu.run(d, check+out)
+			got = done - out
+		} else {
+			got = c.dataPath(d, 0, n, wSum|wCrypt)
+			done = c.dataPath(got, 0, r.Length, wCopy|wNet)
+		}
 	}
-	// Copy out what was asked for.
-	done := c.dataPath(got, 0, r.Length, wCopy|wNet)
 	for pg := lo; pg <= hi; pg++ {
 		if c.pc.lookup(pg) >= 0 {
 			continue
