@@ -238,7 +238,10 @@ func applyFio(j *Job, o fioOption, st *fioState) error {
 	case "ramp_time":
 		j.RampTime, err = parseTime(v)
 	case "startdelay":
+		// fio measures it from its own start: a job of a later group
+		// starts with its group unless the delay has not passed yet.
 		j.StartDelay, err = parseTime(v)
+		j.DelayFromRunStart = true
 	case "time_based":
 		j.TimeBased, err = parseBool(v)
 	case "stonewall", "wait_for_previous":

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nasemu/nasemu/models"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the golden files of testdata/fio")
@@ -133,4 +135,62 @@ func FuzzParseFio(f *testing.F) {
 			_ = describeJob(jobs[i])
 		}
 	})
+}
+
+// fio's startdelay counts from the start of the run: a job of a later
+// group starts as soon as its group does once the delay has passed (fio
+// measures it from its own start), and waits out only what is left of it
+// otherwise. Jobs built in (a suite's idle time between tests) keep a
+// delay per group.
+func TestFioStartDelayFromRunStart(t *testing.T) {
+	jobs, err := ParseFio("sd.fio", strings.NewReader(`[global]
+rw=randread
+bs=4k
+size=16m
+runtime=1
+time_based=1
+startdelay=2
+[a]
+[b]
+stonewall
+[c]
+stonewall
+startdelay=4500ms
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var arrivals []time.Duration
+	dev := &funcDevice{capacity: 1 << 30, submit: func(at time.Duration, r models.Request) (time.Duration, error) {
+		if r.Op == models.Read { // not the layout's writes
+			arrivals = append(arrivals, at)
+		}
+		return at + time.Millisecond, nil
+	}}
+	mustRun(t, NewSim("sim:func", SimSetup{Device: dev}), jobs, Options{})
+	// Job a runs 2–3 s, b right after it 3–4 s, c waits until 4.5 s.
+	var idle []time.Duration
+	for i := 1; i < len(arrivals); i++ {
+		if gap := arrivals[i] - arrivals[i-1]; gap > 100*time.Millisecond {
+			idle = append(idle, gap.Round(100*time.Millisecond))
+		}
+	}
+	if first := arrivals[0].Round(100 * time.Millisecond); first != 2*time.Second || len(idle) != 1 || idle[0] != 500*time.Millisecond {
+		t.Errorf("first I/O at %v, idle stretches %v after it; want 2s and [500ms]", first, idle)
+	}
+	// A built-in job's delay is per group.
+	for i := range jobs {
+		jobs[i].DelayFromRunStart = false
+	}
+	arrivals = nil
+	mustRun(t, NewSim("sim:func", SimSetup{Device: dev}), jobs, Options{})
+	idle = idle[:0]
+	for i := 1; i < len(arrivals); i++ {
+		if gap := arrivals[i] - arrivals[i-1]; gap > 100*time.Millisecond {
+			idle = append(idle, gap.Round(100*time.Millisecond))
+		}
+	}
+	if len(idle) != 2 || idle[0] != 2*time.Second || idle[1] != 4500*time.Millisecond {
+		t.Errorf("per-group delays: idle stretches %v, want [2s 4.5s]", idle)
+	}
 }

@@ -94,8 +94,12 @@ type Job struct {
 	Runtime    time.Duration // stop after this long (0: when Size is done)
 	TimeBased  bool          // keep going (wrapping around) until Runtime
 	RampTime   time.Duration // run this long before measuring
-	StartDelay time.Duration // idle this long after the group starts
-	Loops      int           // passes over Size when not time based; default 1
+	StartDelay time.Duration // idle this long after the group starts (see DelayFromRunStart)
+	// DelayFromRunStart: StartDelay counts from the start of the run, not
+	// of the job's group — fio's startdelay, which a job of a later group
+	// has usually served by the time its group starts.
+	DelayFromRunStart bool
+	Loops             int // passes over Size when not time based; default 1
 
 	NrFiles        int    // files per instance; default 1
 	FileSize       int64  // bytes per file; default Size/NrFiles
@@ -317,4 +321,13 @@ func (o Overrides) Apply(jobs []Job) []Job {
 		out[i] = j
 	}
 	return out
+}
+
+// startAt returns when the job starts in a group that starts at start, in
+// a run that started at genesis.
+func (j *Job) startAt(start, genesis time.Duration) time.Duration {
+	if j.DelayFromRunStart {
+		return max(start, genesis+j.StartDelay)
+	}
+	return start + j.StartDelay
 }

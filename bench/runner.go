@@ -39,12 +39,13 @@ func Run(t Target, jobs []Job, opt Options) (*Report, error) {
 	if d, ok := t.(Describer); ok {
 		rep.Description = d.Description()
 	}
+	genesis := time.Duration(-1) // when the first group's clock started
 	for lo := 0; lo < len(jobs); {
 		hi := lo + 1
 		for hi < len(jobs) && !jobs[hi].Stonewall {
 			hi++
 		}
-		res, err := runGroup(t, jobs[lo:hi], lo, opt.Seed)
+		res, err := runGroup(t, jobs[lo:hi], lo, opt.Seed, &genesis)
 		if err != nil {
 			if cs, ok := t.(CounterSource); ok {
 				rep.Device = cs.DeviceCounters()
@@ -321,7 +322,8 @@ func (k opKind) String() string {
 }
 
 // runGroup runs a group of jobs at the same time and returns their results.
-func runGroup(t Target, jobs []Job, firstIndex int, seed uint64) ([]Result, error) {
+// genesis is when the run's first group started (-1 before it has).
+func runGroup(t Target, jobs []Job, firstIndex int, seed uint64, genesis *time.Duration) ([]Result, error) {
 	clock := t.Clock()
 	var failed atomic.Bool
 	var streams []*stream
@@ -355,10 +357,13 @@ func runGroup(t Target, jobs []Job, firstIndex int, seed uint64) ([]Result, erro
 	}
 	clock.Wait(opened)
 	start := clock.Now()
+	if *genesis < 0 {
+		*genesis = start
+	}
 	var slots []*slot
 	for _, st := range streams {
 		j := st.job
-		st.start = start + j.StartDelay
+		st.start = j.startAt(start, *genesis)
 		st.measure = st.start + j.RampTime
 		st.arrival = st.start
 		if j.Runtime > 0 {
@@ -373,7 +378,7 @@ func runGroup(t Target, jobs []Job, firstIndex int, seed uint64) ([]Result, erro
 		}
 	}
 	for _, jr := range runs {
-		jr.col = newCollector(start + jr.job.StartDelay + jr.job.RampTime)
+		jr.col = newCollector(jr.job.startAt(start, *genesis) + jr.job.RampTime)
 	}
 	clock.drive(slots)
 	var errs []error

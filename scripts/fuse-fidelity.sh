@@ -11,18 +11,19 @@
 # nasemu bench on the mount and on sim: use the same seed in a run, so
 # they issue the same offsets; fio draws its own, so its random-access
 # ratios also carry the sampling noise of a few thousand random seeks.
-# Every job starts after 2 s of idle time (startdelay), in virtual time on
-# sim: as on the mount: the NAS writes back what the previous job left
-# dirty, so each job starts from the same state whatever time a tool takes
-# between jobs (sim: takes none, fio a fraction of a second).
+# The first job starts after 2 s of idle time (startdelay, which fio counts
+# from its own start, and so does nasemu bench): the mount settles after
+# the layout. The jobs after it start as soon as the one before ends, in
+# all three tools (fio takes a few milliseconds between jobs, sim: none),
+# so each job starts from the state the one before left.
 # norandommap: nasemu draws random offsets with replacement (fio's
 # norandommap); fio's default random map touches each block once per pass,
 # which on a RAID behind a small page cache gives fewer cache hits, a
 # difference of the tools' jobs, not of the mount.
 # The random writes come last: on a RAID 5 of HDDs, 8 s of them leave a
-# write-back backlog of read-modify-writes that takes far longer than 2 s
-# to drain, and a job after them would measure that backlog, which depends
-# on how many distinct pages each tool's random offsets happened to dirty.
+# write-back backlog of read-modify-writes, and a job after them would
+# measure that backlog, which depends on how many distinct pages each
+# tool's random offsets happened to dirty.
 #
 # Usage: scripts/fuse-fidelity.sh [SETUP] [RUNTIME_SECONDS] [RUNS]
 # Needs root (or fusermount3), /dev/fuse, fio and python3.

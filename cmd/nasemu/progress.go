@@ -61,21 +61,29 @@ type group struct {
 
 func planGroups(jobs []bench.Job) []group {
 	var gs []group
+	var before time.Duration // planned time of the groups before this one
 	for i, j := range jobs {
 		j.EnsureDefaults()
 		if i == 0 || j.Stonewall {
+			if len(gs) > 0 {
+				before += gs[len(gs)-1].duration
+			}
 			gs = append(gs, group{})
 		}
 		g := &gs[len(gs)-1]
+		delay := j.StartDelay
+		if j.DelayFromRunStart { // fio's startdelay: from the start of the run
+			delay = max(0, delay-before)
+		}
 		if g.name != "" {
 			g.name += " + "
-			g.delay = min(g.delay, j.StartDelay)
+			g.delay = min(g.delay, delay)
 		} else {
-			g.delay = j.StartDelay
+			g.delay = delay
 		}
 		g.name += j.Name
 		if j.TimeBased || j.Runtime > 0 {
-			g.duration = max(g.duration, j.StartDelay+j.RampTime+j.Runtime)
+			g.duration = max(g.duration, delay+j.RampTime+j.Runtime)
 		}
 		if !j.TimeBased && j.Size > 0 {
 			g.bytes += j.Size * int64(j.Loops) * int64(j.NumJobs)
