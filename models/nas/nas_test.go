@@ -257,6 +257,46 @@ func TestThrottleSmooth(t *testing.T) {
 	}
 }
 
+// A lone writer (QD1) that outruns the storage is paced to the storage's
+// rate too, but it sleeps no less than minPause at a time: most of its
+// writes go at RAM speed and one in so many sleeps, as under Linux, so
+// its median latency is the page cache's, not a point on the edge between
+// the two.
+func TestThrottleLoneWriter(t *testing.T) {
+	c, err := New(Config{RAM: models.Bytes(136 * mib), OSReserved: models.Bytes(128 * mib)}, hddArray(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	const n = 40000
+	var at, from time.Duration
+	var lat []time.Duration
+	for i := range n {
+		done, err := c.Submit(at, models.Request{Op: models.Write, Offset: rng.Int64N(gib/4096) * 4096, Length: 4096})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == n/2 {
+			from = at
+		}
+		if i > n/2 {
+			lat = append(lat, done-at)
+		}
+		at = done + 100*time.Microsecond // the client's own time
+	}
+	slices.Sort(lat)
+	iops := float64(len(lat)) / (at - from).Seconds()
+	storage := 4 / (4e-3 + 4096/150e6)
+	p50, p99 := lat[len(lat)/2], lat[len(lat)*99/100]
+	t.Logf("steady: %.0f IOPS (storage %.0f); latency p50 %v, p99 %v", iops, storage, p50, p99)
+	if iops < storage*0.9 || iops > storage*1.1 {
+		t.Errorf("lone writer at %.0f IOPS, want the storage's %.0f", iops, storage)
+	}
+	if p50 > 100*time.Microsecond || p99 < minPause {
+		t.Errorf("latency p50 %v, p99 %v: want the page cache's at the median and sleeps of at least %v", p50, p99, minPause)
+	}
+}
+
 // Data arriving in bursts below the background ratio stays in RAM until it
 // expires, then goes out in the idle time.
 func TestIdleWritebackAfterExpire(t *testing.T) {

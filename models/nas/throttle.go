@@ -33,15 +33,17 @@ import "time"
 //
 // The writers share one pacer (writers sleep in turn): Linux paces each
 // task at the balanced rate divided among the tasks, which adds up to the
-// same pace. It does not model Linux's batching of pauses for fast
-// storage (a task dirties a few pages between longer sleeps): the
-// throughput is the same, the latency of a single write less bursty.
+// same pace. Like Linux (nr_dirtied_pause) a writer does not sleep for
+// less than about 10 ms: shorter pauses add up until they reach that, so a
+// lone writer dirties a few pages at RAM speed between sleeps, while many
+// writers queued on the pacer each wait their turn.
 
 const (
 	bwInterval = 200 * time.Millisecond  // BANDWIDTH_INTERVAL
 	bwPeriod   = 4096 * time.Millisecond // roundup_pow_of_two(3 s)
 	bwQuiet    = time.Second             // longer gaps do not update the estimate
 	maxPause   = 200 * time.Millisecond  // MAX_PAUSE
+	minPause   = 10 * time.Millisecond   // the shortest sleep (Linux aims at about 10 ms)
 	initBW     = 100 << 20               // INIT_BW, bytes/s
 )
 
@@ -134,6 +136,11 @@ func (c *Controller) balance(t time.Duration, pages int64) (time.Duration, error
 		start := max(t, th.paced)
 		pause := time.Duration(float64(pages) / (th.bw * pos) * 1e9)
 		th.paced = start + min(pause, maxPause)
+		if th.paced-t < minPause {
+			// A short pause is owed, not slept: the writer sleeps once
+			// what it owes reaches minPause.
+			return t, nil
+		}
 		return th.paced, nil
 	}
 	// At the limit the position ratio is 0: Linux sleeps the writer
