@@ -442,7 +442,7 @@ func (c *Controller) write(at time.Duration, r models.Request) (time.Duration, e
 	if grow == 0 {
 		return t, nil
 	}
-	return c.balance(t, grow)
+	return c.balance(t, grow), nil
 }
 
 // writeThrough writes r to the storage at once (encrypted on an encrypted

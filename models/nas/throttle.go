@@ -123,12 +123,12 @@ func (c *Controller) retire(t time.Duration) {
 
 // balance returns when a writer that has just dirtied pages pages at t
 // may go on (balance_dirty_pages).
-func (c *Controller) balance(t time.Duration, pages int64) (time.Duration, error) {
+func (c *Controller) balance(t time.Duration, pages int64) time.Duration {
 	th := &c.th
 	c.retire(t)
 	d := c.pc.dirty + th.inflightPages // the dirty pages at t, those under writeback included
 	if d <= th.freerun {
-		return t, nil
+		return t
 	}
 	if d < c.dirtyLimit {
 		x := float64(th.setpoint-d) / float64(max(1, c.dirtyLimit-th.setpoint))
@@ -139,12 +139,12 @@ func (c *Controller) balance(t time.Duration, pages int64) (time.Duration, error
 		if th.paced-t < minPause {
 			// A short pause is owed, not slept: the writer sleeps once
 			// what it owes reaches minPause.
-			return t, nil
+			return t
 		}
-		return th.paced, nil
+		return th.paced
 	}
 	// At the limit the position ratio is 0: Linux sleeps the writer
 	// MAX_PAUSE before it looks again, long enough for the writeback
 	// running flat out to bring the dirty pages back under the limit.
-	return t + maxPause, nil
+	return t + maxPause
 }
