@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strings"
 
@@ -67,6 +68,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return 2
 	}
+	if path := os.Getenv(cpuProfileEnv); path != "" {
+		stop, err := startCPUProfile(path)
+		if err != nil {
+			fmt.Fprintf(stderr, "nasemu: %s: %v\n", cpuProfileEnv, err)
+			return 2
+		}
+		defer stop()
+	}
 	err := cmd.run(args[1:], stdout, stderr)
 	switch {
 	case err == nil:
@@ -80,6 +89,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	return 1
+}
+
+// cpuProfileEnv names a file to write a CPU profile of the command to (Go's
+// pprof format): for looking into where a run spends its time, and the
+// source of the build's profile-guided optimization (scripts/pgo-profile.sh).
+const cpuProfileEnv = "NASEMU_CPUPROFILE"
+
+// startCPUProfile profiles the process into a new file at path and returns
+// the function that ends the profile and closes the file.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 func usage(w io.Writer) {

@@ -1,4 +1,4 @@
-package nasemu
+package main
 
 import (
 	"math/rand/v2"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nasemu/nasemu"
 	"github.com/nasemu/nasemu/models"
 )
 
@@ -25,7 +26,7 @@ func BenchmarkFullStack(b *testing.B) {
 		{"ds1817-raid5-ssd-iscsi-1g", models.Read},
 	} {
 		b.Run("setup="+tc.setup+"/op="+tc.op.String(), func(b *testing.B) {
-			s, err := LoadSetup(tc.setup)
+			s, err := nasemu.LoadSetup(tc.setup)
 			if err != nil {
 				b.Fatal(err)
 			}
