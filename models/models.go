@@ -69,6 +69,17 @@ type Device interface {
 	Capacity() int64
 }
 
+// Prefetcher is implemented by a device whose Submit reads tables too large
+// for the CPU caches at a place that depends on the request (the NAS page
+// cache's index). A layer above that holds such a device calls Prefetch
+// with a request as soon as it knows it will pass it down, before its own
+// work on it, so that the device's memory access overlaps that work.
+// Prefetch is a hint about speed: it changes no state and no result, and
+// the request need not follow.
+type Prefetcher interface {
+	Prefetch(r Request)
+}
+
 // CheckRange returns an error wrapping ErrOutOfRange or ErrInvalid when a
 // block request does not fit a device of the given capacity. File ops and
 // Flush always pass.

@@ -176,6 +176,14 @@ func (c *Controller) Counters() []models.Counter {
 }
 
 // Submit implements models.Device.
+// Prefetch implements models.Prefetcher: it starts loading the page cache's
+// index where a lookup of the request's first page begins.
+func (c *Controller) Prefetch(r models.Request) {
+	if r.Op == models.Read || r.Op == models.Write {
+		c.pc.ix.Prefetch(r.Offset / c.ps)
+	}
+}
+
 func (c *Controller) Submit(at time.Duration, r models.Request) (time.Duration, error) {
 	if err := models.CheckRange(r, c.cap); err != nil {
 		return at, err

@@ -43,7 +43,8 @@ type Device struct {
 	cfg  Config
 	link *link.Link
 	nas  models.Device
-	cpu  Computer // the NAS's cores, or nil
+	cpu  Computer          // the NAS's cores, or nil
+	pf   models.Prefetcher // the NAS's, or nil
 	// probe tells iSCSI reads which pages the NAS's page cache lacks, or nil.
 	probe Prober
 
@@ -104,6 +105,7 @@ func New(cfg Config, l *link.Link, nas models.Device) (*Device, error) {
 	}
 	d := &Device{cfg: cfg, link: l, nas: nas, maxIO: int64(cfg.MaxIO)}
 	d.cpu, _ = nas.(Computer)
+	d.pf, _ = nas.(models.Prefetcher)
 	d.probe, _ = nas.(Prober)
 	switch cfg.Protocol {
 	case Local:
@@ -165,6 +167,10 @@ func (d *Device) Submit(at time.Duration, r models.Request) (time.Duration, erro
 	}
 	if r.Flow < 0 || r.Flow >= MaxFlows {
 		return at, fmt.Errorf("%w: %v has flow %d: want 0..%d", models.ErrInvalid, r, r.Flow, MaxFlows-1)
+	}
+	if d.pf != nil {
+		// The NAS's lookup of r overlaps the protocol's and the link's work.
+		d.pf.Prefetch(r)
 	}
 	if r.Op.IsFileOp() {
 		d.fileOps++

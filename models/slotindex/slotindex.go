@@ -27,6 +27,8 @@
 // half its slots.
 package slotindex
 
+import "github.com/nasemu/nasemu/models/internal/prefetch"
+
 // Index is the key → slot map. The zero value is empty and ready to use.
 type Index struct {
 	keys []int64 // per slot: key + 1; 0 when the slot holds nothing
@@ -78,6 +80,14 @@ func (x *Index) Lookup(k int64) int32 {
 				return s
 			}
 		}
+	}
+}
+
+// Prefetch starts loading the bucket where a lookup of k begins, without
+// waiting for it (see models.Prefetcher).
+func (x *Index) Prefetch(k int64) {
+	if len(x.index) > 0 {
+		prefetch.Uint64(&x.index[hash(k)>>x.shift])
 	}
 }
 
