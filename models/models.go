@@ -84,6 +84,16 @@ type Prefetcher interface {
 // block request does not fit a device of the given capacity. File ops and
 // Flush always pass.
 func CheckRange(r Request, capacity int64) error {
+	// The common case, a block request that fits, in few enough
+	// operations to be inlined into every Submit (each layer of a stack
+	// checks every request); anything else takes checkRange.
+	if r.Op > Write || r.Offset|r.Length < 0 || r.Length > capacity-r.Offset {
+		return checkRange(r, capacity)
+	}
+	return nil
+}
+
+func checkRange(r Request, capacity int64) error {
 	if r.Op.IsFileOp() || r.Op == Flush {
 		return nil
 	}
