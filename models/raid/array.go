@@ -211,7 +211,7 @@ func (a *Array) striped(s *segment, at time.Duration, op models.Op, off, end int
 		local, moff := s.locate(off)
 		n := end - off
 		if s.level == RAID0 {
-			n = min(n, s.chunk-off%s.chunk)
+			n = min(n, s.chunk-s.inChunk(off))
 		}
 		if err := a.queue(s.members[local], op, moff, n, at); err != nil {
 			return err

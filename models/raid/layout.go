@@ -2,6 +2,7 @@ package raid
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"github.com/nasemu/nasemu/models"
@@ -21,6 +22,17 @@ type segment struct {
 	size    int64 // array bytes the segment holds
 	chunk   int64
 }
+
+// chunkOf returns the index of the chunk holding segment offset off (≥ 0),
+// off / chunk; inChunk returns the offset within it, off % chunk. The
+// chunk is a power of two (Config.Validate), so these are a shift and a
+// mask: every request passes through them, and a 64-bit division takes
+// tens of cycles.
+func (s *segment) chunkOf(off int64) int64 {
+	return off >> bits.TrailingZeros64(uint64(s.chunk))
+}
+
+func (s *segment) inChunk(off int64) int64 { return off & (s.chunk - 1) }
 
 // width is the number of members holding distinct data in one row of
 // chunks.
@@ -70,7 +82,12 @@ func (s *segment) parityLocal(row int64) (p, q int) {
 func (s *segment) dataLocal(row int64, i int) int {
 	n := len(s.members)
 	p, _ := s.parityLocal(row)
-	return (p + s.parityCount() + i) % n
+	// (p + parities + i) mod n, with the sum below 2n: one subtraction.
+	l := p + s.parityCount() + i
+	if l >= n {
+		l -= n
+	}
+	return l
 }
 
 // locate maps a segment-relative offset to the local member holding its
@@ -82,8 +99,7 @@ func (s *segment) locate(off int64) (local int, moff int64) {
 	case Single, RAID1:
 		return 0, s.base + off
 	}
-	c := off / s.chunk
-	in := off % s.chunk
+	c, in := s.chunkOf(off), s.inChunk(off)
 	w := int64(s.width())
 	row := c / w
 	i := int(c % w)

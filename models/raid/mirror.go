@@ -54,7 +54,7 @@ func (a *Array) mirror(s *segment, at time.Duration, op models.Op, off, end int6
 func (a *Array) mirrorStriped(s *segment, at time.Duration, op models.Op, off, end int64) error {
 	for off < end {
 		local, moff := s.locate(off)
-		n := min(end-off, s.chunk-off%s.chunk)
+		n := min(end-off, s.chunk-s.inChunk(off))
 		m0, m1 := s.members[local], s.members[local+1]
 		ok0, ok1 := a.inSync(m0, moff, n), a.inSync(m1, moff, n)
 		if op == models.Read {

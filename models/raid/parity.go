@@ -13,13 +13,13 @@ func (a *Array) parityRead(s *segment, at time.Duration, off, end int64) error {
 	w := int64(s.width())
 	for off < end {
 		local, moff := s.locate(off)
-		n := min(end-off, s.chunk-off%s.chunk)
+		n := min(end-off, s.chunk-s.inChunk(off))
 		m := s.members[local]
 		var err error
 		if a.inSync(m, moff, n) {
 			err = a.queue(m, models.Read, moff, n, at)
 		} else {
-			err = a.degradedRead(s, at, off/s.chunk/w, local, moff, n)
+			err = a.degradedRead(s, at, s.chunkOf(off)/w, local, moff, n)
 		}
 		if err != nil {
 			return err
