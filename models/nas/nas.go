@@ -17,9 +17,10 @@ type Controller struct {
 	storage models.Device
 	cap     int64
 
-	cpu cpu
-	pc  *pageCache
-	ps  int64 // page size
+	cpu     cpu
+	pc      *pageCache
+	ps      int64 // page size
+	psShift uint  // log2(ps): page size is a power of two (Config.Validate)
 
 	dirtyLimit, dirtyBackground int64 // pages
 	th                          throttle
@@ -67,6 +68,7 @@ func New(cfg Config, storage models.Device) (*Controller, error) {
 		return nil, fmt.Errorf("%w: nas: no storage", models.ErrConfig)
 	}
 	c := &Controller{cfg: cfg, storage: storage, cap: storage.Capacity(), ps: int64(cfg.PageSize)}
+	c.psShift = uint(bits.TrailingZeros64(uint64(c.ps)))
 	if c.cap < 64*c.ps {
 		return nil, fmt.Errorf("%w: nas: storage of %d bytes is too small", models.ErrConfig, c.cap)
 	}
@@ -141,7 +143,7 @@ func (c *Controller) Uncached(r models.Request) int64 {
 		return 0
 	}
 	var n int64
-	for pg := r.Offset / c.ps; pg <= (r.End()-1)/c.ps; pg++ {
+	for pg := c.pageOf(r.Offset); pg <= c.pageOf(r.End()-1); pg++ {
 		if c.pc.lookup(pg) < 0 {
 			n++
 		}
@@ -176,11 +178,15 @@ func (c *Controller) Counters() []models.Counter {
 }
 
 // Submit implements models.Device.
+// pageOf returns the page holding byte off (≥ 0): off / ps as a shift,
+// since it is taken of every request.
+func (c *Controller) pageOf(off int64) int64 { return off >> c.psShift }
+
 // Prefetch implements models.Prefetcher: it starts loading the page cache's
 // index where a lookup of the request's first page begins.
 func (c *Controller) Prefetch(r models.Request) {
 	if r.Op == models.Read || r.Op == models.Write {
-		c.pc.ix.Prefetch(r.Offset / c.ps)
+		c.pc.ix.Prefetch(c.pageOf(r.Offset))
 	}
 }
 
@@ -271,7 +277,7 @@ func (c *Controller) read(at time.Duration, r models.Request) (time.Duration, er
 	if r.Length == 0 {
 		return c.cpu.run(at, fixed), nil
 	}
-	p0, p1 := r.Offset/c.ps, (r.End()-1)/c.ps
+	p0, p1 := c.pageOf(r.Offset), c.pageOf(r.End()-1)
 	lo, hi := int64(-1), int64(-1)
 	ready := at
 	for pg := p0; pg <= p1; pg++ {
@@ -403,7 +409,7 @@ func (c *Controller) write(at time.Duration, r models.Request) (time.Duration, e
 	if r.Length == 0 {
 		return t, nil
 	}
-	p0, p1 := r.Offset/c.ps, (r.End()-1)/c.ps
+	p0, p1 := c.pageOf(r.Offset), c.pageOf(r.End()-1)
 	// A partial page that is not cached must be read before it is merged.
 	for _, pg := range [2]int64{p0, p1} {
 		whole := r.Offset <= pg*c.ps && r.End() >= min((pg+1)*c.ps, c.cap)
