@@ -143,7 +143,9 @@ func (d *Drive) startReadAhead(p pending, end float64) {
 		return
 	}
 	i := d.segNext
-	d.segNext = (d.segNext + 1) % len(d.segs)
+	if d.segNext++; d.segNext == len(d.segs) { // round robin (no division per read)
+		d.segNext = 0
+	}
 	d.segs[i] = segment{from: p.end, zFrom: d.g.zoneOf(p.end), t0: end, tFrom: p.tEnd, stop: math.Inf(1)}
 	d.ranges[i] = byteRange{start: p.start}
 	d.setLimit(i, min(d.g.capacity, p.end+d.raBytes))

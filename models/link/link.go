@@ -141,7 +141,10 @@ func (l *Link) Send(t time.Duration, lane int, d Dir, n int64) time.Duration {
 	if l.local || n <= 0 {
 		return t
 	}
-	frames := (n + l.mss - 1) / l.mss
+	frames := int64(1) // a request or an acknowledgement: no division
+	if n > l.mss {
+		frames = (n + l.mss - 1) / l.mss
+	}
 	wire := n + frames*l.overhead
 	end := l.lanes[lane].dir[d].ReserveSplit(t, time.Duration(float64(wire)*l.nsPerByte+0.5))
 	if l.kind.StoreForward {
