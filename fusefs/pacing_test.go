@@ -39,7 +39,10 @@ func TestPacing(t *testing.T) {
 	// read that follows the last answer closely at that answer's
 	// completion, so that a client's own time between requests is not
 	// the model's (and the read then answers that much sooner).
-	s := mountShare(t, model, emu.NewWallClock(1, -1), backing, Options{ClosedLoop: -1})
+	mount := func() *share {
+		return mountShare(t, model, emu.NewWallClock(1, -1), backing, Options{ClosedLoop: -1})
+	}
+	s := mount()
 	open := func() *os.File {
 		fh, err := os.OpenFile(s.path("data"), os.O_RDONLY|syscall.O_DIRECT, 0)
 		if err != nil {
@@ -50,18 +53,26 @@ func TestPacing(t *testing.T) {
 
 	// Other processes can only delay answers; on a shared host a run may be
 	// disturbed, so the median must meet the target in one of three runs.
-	var p50 time.Duration
+	// Compensation answers a round trip early, never much more; but it is
+	// measured when the share is mounted, and a round trip measured while
+	// other tenants load the host is too long for a quieter moment after
+	// it: a run with a read far below the model's time mounts the share
+	// afresh for the next.
+	var p50, fastest time.Duration
 	for attempt := range 3 {
 		lat := readLatencies(t, open(), size, 300, uint64(attempt))
-		p50 = lat[len(lat)/2]
-		t.Logf("4 KiB random read through the mount, model 1 ms: p50 %v, p90 %v, min %v (compensation %v)", p50, lat[len(lat)*9/10], lat[0], s.fs.Compensation())
-		// Compensation answers a round trip early, never much more.
-		if lat[0] < 850*time.Microsecond {
-			t.Fatalf("fastest read %v, far below the model's 1 ms", lat[0])
+		p50, fastest = lat[len(lat)/2], lat[0]
+		t.Logf("4 KiB random read through the mount, model 1 ms: p50 %v, p90 %v, min %v (compensation %v at 1 ms)", p50, lat[len(lat)*9/10], fastest, s.fs.CompensationAt(time.Millisecond))
+		if fastest < 850*time.Microsecond {
+			s = mount()
+			continue
 		}
 		if p50 >= 900*time.Microsecond && p50 <= 1100*time.Microsecond {
 			break
 		}
+	}
+	if fastest < 850*time.Microsecond {
+		t.Errorf("fastest read %v, far below the model's 1 ms", fastest)
 	}
 	if p50 < 900*time.Microsecond || p50 > 1100*time.Microsecond {
 		t.Errorf("p50 %v, want 1 ms ± 10%%", p50)
