@@ -93,6 +93,7 @@ func CheckRange(r Request, capacity int64) error {
 	return nil
 }
 
+// checkRange is CheckRange past its common case.
 func checkRange(r Request, capacity int64) error {
 	if r.Op.IsFileOp() || r.Op == Flush {
 		return nil

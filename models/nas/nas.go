@@ -17,10 +17,9 @@ type Controller struct {
 	storage models.Device
 	cap     int64
 
-	cpu     cpu
-	pc      *pageCache
-	ps      int64 // page size
-	psShift uint  // log2(ps): page size is a power of two (Config.Validate)
+	cpu cpu
+	pc  *pageCache
+	ps  int64 // page size
 
 	dirtyLimit, dirtyBackground int64 // pages
 	th                          throttle
@@ -68,7 +67,6 @@ func New(cfg Config, storage models.Device) (*Controller, error) {
 		return nil, fmt.Errorf("%w: nas: no storage", models.ErrConfig)
 	}
 	c := &Controller{cfg: cfg, storage: storage, cap: storage.Capacity(), ps: int64(cfg.PageSize)}
-	c.psShift = uint(bits.TrailingZeros64(uint64(c.ps)))
 	if c.cap < 64*c.ps {
 		return nil, fmt.Errorf("%w: nas: storage of %d bytes is too small", models.ErrConfig, c.cap)
 	}
@@ -177,19 +175,23 @@ func (c *Controller) Counters() []models.Counter {
 	}
 }
 
-// Submit implements models.Device.
-// pageOf returns the page holding byte off (≥ 0): off / ps as a shift,
-// since it is taken of every request.
-func (c *Controller) pageOf(off int64) int64 { return off >> c.psShift }
+// pageOf returns the page holding byte off (≥ 0): off / ps as a shift (the
+// page size is a power of two, Config.Validate), since it is taken of
+// every request.
+func (c *Controller) pageOf(off int64) int64 {
+	return off >> bits.TrailingZeros64(uint64(c.ps))
+}
 
 // Prefetch implements models.Prefetcher: it starts loading the page cache's
-// index where a lookup of the request's first page begins.
+// index where a lookup of the request's first page begins (direct I/O
+// bypasses the page cache).
 func (c *Controller) Prefetch(r models.Request) {
-	if r.Op == models.Read || r.Op == models.Write {
+	if (r.Op == models.Read || r.Op == models.Write) && !c.cfg.DirectIO {
 		c.pc.ix.Prefetch(c.pageOf(r.Offset))
 	}
 }
 
+// Submit implements models.Device.
 func (c *Controller) Submit(at time.Duration, r models.Request) (time.Duration, error) {
 	if err := models.CheckRange(r, c.cap); err != nil {
 		return at, err
