@@ -27,16 +27,16 @@ func (s *seekCurve) time(d float64) float64 {
 		return 0
 	}
 	if d <= s.d0 {
-		return s.t2t + s.b*math.Sqrt(d)
+		return s.t2t + float64(s.b*math.Sqrt(d))
 	}
-	return s.atD0 + s.slope*(d-s.d0)
+	return s.atD0 + float64(s.slope*(d-s.d0))
 }
 
 // curveFor returns the curve through t2t and full with the split at d0.
 func curveFor(t2t, full, d0, minD float64) seekCurve {
-	b := (full - t2t) * 2 * math.Sqrt(d0) / (1 + d0)
+	b := float64((full-t2t)*2*math.Sqrt(d0)) / (1 + d0)
 	s := seekCurve{t2t: t2t, b: b, d0: d0, minD: minD}
-	s.atD0 = t2t + b*math.Sqrt(d0)
+	s.atD0 = t2t + float64(b*math.Sqrt(d0))
 	s.slope = b / (2 * math.Sqrt(d0))
 	return s
 }
@@ -60,14 +60,14 @@ func fitSeek(c Config, g *geometry) (seekCurve, error) {
 			avg/1e6, t2t/1e6, full/1e6, mLo/1e6, mHi/1e6)
 	}
 	for range 60 {
-		m := (lo + hi) / 2
+		m := float64((lo + hi) / 2)
 		if mean(m) < avg {
 			lo = m
 		} else {
 			hi = m
 		}
 	}
-	return curveFor(t2t, full, (lo+hi)/2, minD), nil
+	return curveFor(t2t, full, float64((lo+hi)/2), minD), nil
 }
 
 // distanceLaw is the distribution of the radial distance between two
@@ -123,16 +123,16 @@ func (l distanceLaw) mean(f func(float64) float64) float64 {
 			// d = h·s with density 2(1 − s) on [0, 1].
 			for k := range lawQuad {
 				s := (float64(k) + 0.5) / lawQuad
-				e += 2 * (1 - s) / lawQuad * f(l.h*s)
+				e += float64(2 * (1 - s) / lawQuad * f(l.h*s))
 			}
 		} else {
 			// d = h·(m + u), u triangular on [−1, 1].
 			for k := range 2 * lawQuad {
 				u := (float64(k)+0.5)/lawQuad - 1
-				e += (1 - math.Abs(u)) / lawQuad * f(l.h*(float64(m)+u))
+				e += float64((1 - math.Abs(u)) / lawQuad * f(l.h*(float64(m)+u)))
 			}
 		}
-		total += w * e
+		total += float64(w * e)
 	}
 	return total
 }

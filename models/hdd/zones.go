@@ -135,13 +135,13 @@ func (g *geometry) locateRange(a, b int64) (ta, xa, tb, xb float64) {
 	i := g.zoneOf(a)
 	z := &g.zones[i]
 	d := float64(a - z.start)
-	ta, xa = z.t0+d*z.nsPerByte, z.x0+d*z.xPerByte
+	ta, xa = z.t0+float64(d*z.nsPerByte), z.x0+float64(d*z.xPerByte)
 	if b >= z.end && i < len(g.zones)-1 {
 		tb, xb = g.locate(b)
 		return
 	}
 	d = float64(b - z.start)
-	return ta, xa, z.t0 + d*z.nsPerByte, z.x0 + d*z.xPerByte
+	return ta, xa, z.t0 + float64(d*z.nsPerByte), z.x0 + float64(d*z.xPerByte)
 }
 
 // xAtTime returns the radial position of the byte whose media time is t

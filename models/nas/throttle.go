@@ -113,7 +113,7 @@ func (c *Controller) retire(t time.Duration) {
 	if el <= bwQuiet && th.bwDone > 0 && busy && th.bwBusy {
 		rate := float64(th.bwDone) / el.Seconds()
 		if th.measured {
-			th.bw = (th.bw*float64(bwPeriod-el) + rate*float64(el)) / float64(bwPeriod)
+			th.bw = (float64(th.bw*float64(bwPeriod-el)) + float64(rate*float64(el))) / float64(bwPeriod)
 		} else {
 			th.bw, th.measured = rate, true
 		}
@@ -132,7 +132,7 @@ func (c *Controller) balance(t time.Duration, pages int64) time.Duration {
 	}
 	if d < c.dirtyLimit {
 		x := float64(th.setpoint-d) / float64(max(1, c.dirtyLimit-th.setpoint))
-		pos := min(2, 1+x*x*x)
+		pos := min(2, 1+float64(x*x*x))
 		start := max(t, th.paced)
 		pause := time.Duration(float64(pages) / (th.bw * pos) * 1e9)
 		th.paced = start + min(pause, maxPause)

@@ -119,7 +119,7 @@ func SteadyState(series []float64) bool {
 	// x = 0..4, mean x = 2, sum (x-2)^2 = 10.
 	slope := 0.0
 	for i, v := range y {
-		slope += float64(i-2) * (v - mean)
+		slope += float64(float64(i-2) * (v - mean))
 	}
 	slope /= 10
 	return abs(slope)*(window-1) <= 0.1*mean
