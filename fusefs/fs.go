@@ -116,6 +116,7 @@ type FS struct {
 
 	undo    undoLog
 	journal journal
+	reboot  reboot
 
 	root       *fs.Inode // the mount's root node, once mounted
 	server     *fuse.Server
@@ -427,6 +428,9 @@ func (n *node) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut)
 // journal commits.
 func (n *node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) (errno syscall.Errno) {
 	defer n.fs.metrics.begin(opSetattr)(0, &errno)
+	if h, ok := fh.(*file); ok && h.stale() {
+		return staleErrno
+	}
 	if errno = n.fs.chargeAttr(); errno != 0 {
 		return errno
 	}
@@ -437,6 +441,9 @@ func (n *node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn
 	if n.fs.journaling() {
 		n.fs.lockJournal()
 		defer n.fs.unlockJournal()
+		if h, ok := fh.(*file); ok && h.stale() { // a loss while it was charged
+			return staleErrno
+		}
 		if errno = n.saveCut(fh, int64(size)); errno != 0 {
 			return errno
 		}
@@ -506,6 +513,7 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 		return nil, nil, 0, errno
 	}
 	if !n.fs.journaling() {
+		boot := n.fs.reboot.boot.Load()
 		inode, lfh, _, errno := n.LoopbackNode.Create(ctx, name, backingFlags(flags), mode, out)
 		if errno != 0 {
 			return nil, nil, 0, errno
@@ -514,11 +522,12 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 		if flags&syscall.O_TRUNC != 0 {
 			n.fs.truncate(ino, 0)
 		}
-		h := n.fs.newFile(lfh.(*fs.LoopbackFile), ino, inode)
+		h := n.fs.newFile(lfh.(*fs.LoopbackFile), ino, inode, boot)
 		return inode, h, n.fs.frontOpenFlags(flags), 0
 	}
 	n.fs.lockJournal()
 	defer n.fs.unlockJournal()
+	boot := n.fs.reboot.boot.Load() // stable while the journal is locked
 	inode, lfh, _, errno := n.LoopbackNode.Create(ctx, name, backingFlags(flags)|syscall.O_EXCL, mode, out)
 	switch {
 	case errno == 0:
@@ -535,7 +544,7 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 		return nil, nil, 0, errno
 	}
 	ino := out.Attr.Ino // the backing inode number, before go-fuse renumbers it
-	h := n.fs.newFile(lfh.(*fs.LoopbackFile), ino, inode)
+	h := n.fs.newFile(lfh.(*fs.LoopbackFile), ino, inode, boot)
 	return inode, h, n.fs.frontOpenFlags(flags), 0
 }
 
@@ -553,6 +562,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 	} else {
 		n.fs.journal.mu.RLock()
 	}
+	boot := n.fs.reboot.boot.Load() // stable while the journal is locked
 	lfh, _, errno := n.LoopbackNode.Open(ctx, bflags)
 	if errno == 0 && trunc {
 		if errno = n.fs.truncateOpen(lfh.(*fs.LoopbackFile), n.EmbeddedInode()); errno != 0 {
@@ -580,7 +590,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 	if flags&syscall.O_TRUNC != 0 && !trunc {
 		n.fs.truncate(out.Ino, 0)
 	}
-	return n.fs.newFile(lf, out.Ino, n.EmbeddedInode()), n.fs.frontOpenFlags(flags), 0
+	return n.fs.newFile(lf, out.Ino, n.EmbeddedInode(), boot), n.fs.frontOpenFlags(flags), 0
 }
 
 // openFlags returns the FUSE open flags for a client's open flags: O_DIRECT
@@ -888,12 +898,13 @@ func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fh fs.FileHandl
 		return nil, 0, errno
 	}
 	n.fs.journal.mu.RLock()
+	boot := n.fs.reboot.boot.Load()
 	ds, errno := fs.NewLoopbackDirStream(n.path())
 	n.fs.journal.mu.RUnlock()
 	if errno != 0 {
 		return nil, 0, errno
 	}
-	return &dirHandle{DirStream: ds, hide: n.IsRoot(), fs: n.fs}, 0, 0
+	return &dirHandle{DirStream: ds, hide: n.IsRoot(), fs: n.fs, boot: boot}, 0, 0
 }
 
 // Statfs implements fs.NodeStatfser: the modelled usable capacity and the
@@ -926,6 +937,7 @@ type dirHandle struct {
 	fs.DirStream
 	hide bool
 	fs   *FS
+	boot uint64 // the boot it was opened in: stale after a power loss (see reboot)
 }
 
 var (
@@ -937,6 +949,9 @@ var (
 
 // Readdirent implements fs.FileReaddirenter.
 func (d *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
+	if d.fs.reboot.stale(d.boot) {
+		return nil, staleErrno
+	}
 	for {
 		de, errno := d.DirStream.(fs.FileReaddirenter).Readdirent(ctx)
 		if d.hide && de != nil && hiddenName(de.Name) {
@@ -948,6 +963,9 @@ func (d *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Err
 
 // Seekdir implements fs.FileSeekdirer.
 func (d *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
+	if d.fs.reboot.stale(d.boot) {
+		return staleErrno
+	}
 	return d.DirStream.(fs.FileSeekdirer).Seekdir(ctx, off)
 }
 
@@ -959,6 +977,11 @@ func (d *dirHandle) Releasedir(ctx context.Context, flags uint32) {
 // Fsyncdir implements fs.FileFsyncdirer: like any fsync, it commits the
 // running transaction of namespace changes.
 func (d *dirHandle) Fsyncdir(ctx context.Context, flags uint32) syscall.Errno {
+	d.fs.reboot.mu.RLock() // no power loss between the check and the commit
+	defer d.fs.reboot.mu.RUnlock()
+	if d.fs.reboot.stale(d.boot) {
+		return staleErrno
+	}
 	if errno := d.DirStream.(fs.FileFsyncdirer).Fsyncdir(ctx, flags); errno != 0 {
 		return errno
 	}
