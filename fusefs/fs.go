@@ -118,6 +118,7 @@ type FS struct {
 	journal journal
 	reboot  reboot
 
+	lock       *os.File  // the backing directory, flocked for the share's life
 	root       *fs.Inode // the mount's root node, once mounted
 	server     *fuse.Server
 	mountpoint string
@@ -128,7 +129,10 @@ type FS struct {
 // New returns a filesystem serving the backing directory, charging its
 // operations to a volume built on model with the given clock (nil means
 // real time). The allocator's state is loaded from the backing directory
-// and reconciled with its files.
+// and reconciled with its files. The filesystem holds an exclusive lock on
+// the backing directory until Unmount: a directory that another share (of
+// this process or another) serves is an *emu.InUseError naming the
+// holder.
 func New(model models.Device, clock emu.Clock, backing string, opts Options) (*FS, error) {
 	st, err := os.Stat(backing)
 	if err != nil {
@@ -141,6 +145,38 @@ func New(model models.Device, clock emu.Clock, backing string, opts Options) (*F
 	if err != nil {
 		return nil, err
 	}
+	// One share at a time serves a backing directory: two would allocate
+	// its blocks twice and undo each other's files.
+	lock, err := lockBacking(backing)
+	if err != nil {
+		return nil, err
+	}
+	f, err := newFS(model, clock, backing, opts)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	f.lock = lock
+	return f, nil
+}
+
+// lockBacking takes the exclusive lock of a backing directory (see
+// emu.Lock), held while the returned directory stays open.
+func lockBacking(backing string) (*os.File, error) {
+	d, err := os.OpenFile(backing, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("backing directory: %w", err)
+	}
+	if err := emu.Lock(d, backing); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("backing directory: %w", err)
+	}
+	return d, nil
+}
+
+// newFS is New for a locked backing directory.
+func newFS(model models.Device, clock emu.Clock, backing string, opts Options) (*FS, error) {
+	var err error
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nasemu/nasemu/emu"
 )
 
 // TestRobustPowerLossStaleDescriptor is issue 20's first point: a file
@@ -167,4 +170,45 @@ func TestRobustPowerLossRace(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRobustDoubleMount is issue 20's fifth point: a backing directory is
+// served by one share at a time. A second share of it, in this process or
+// another, is refused with an error naming the holder; once the first is
+// unmounted the directory is free again.
+func TestRobustDoubleMount(t *testing.T) {
+	s := journalShare(t, Options{})
+	_, err := New(freeModel(t, 1<<30), nil, s.backing, Options{})
+	var inUse *emu.InUseError
+	if !errors.As(err, &inUse) || !errors.Is(err, emu.ErrInUse) {
+		t.Fatalf("a second share of a served backing directory: %v, want an in-use error", err)
+	}
+	if want := fmt.Sprintf("this process (PID %d)", os.Getpid()); !strings.Contains(err.Error(), want) {
+		t.Errorf("the error %q does not name the holder, %s", err, want)
+	}
+	s.unmount(t)
+	f, err := New(freeModel(t, 1<<30), nil, s.backing, Options{})
+	if err != nil {
+		t.Fatalf("a share of the backing directory after the first was unmounted: %v", err)
+	}
+	if err := f.Unmount(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Another process's share, named by its PID; it is free once that
+	// process is killed.
+	requireFuse(t)
+	backing := t.TempDir()
+	child := startChildEmulator(t, usedMountpoint(t.TempDir()), backing)
+	_, err = New(freeModel(t, 1<<30), nil, backing, Options{})
+	if want := fmt.Sprintf("process %d (", child.Process.Pid); !errors.Is(err, emu.ErrInUse) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("a share of a directory another process serves: %v, want an in-use error naming %s...)", err, want)
+	}
+	child.Process.Kill()
+	child.Wait()
+	f, err = New(freeModel(t, 1<<30), nil, backing, Options{})
+	if err != nil {
+		t.Fatalf("a share of the backing directory after its emulator was killed: %v", err)
+	}
+	f.Unmount()
 }
