@@ -213,6 +213,9 @@ func newFS(model models.Device, clock emu.Clock, backing string, opts Options) (
 	if f.alloc, err = loadState(backing, model.Capacity(), f.log); err != nil {
 		return nil, err
 	}
+	if err := f.loadArrays(); err != nil {
+		return nil, err
+	}
 	if f.metrics != nil {
 		f.metrics.attach(f)
 	}
@@ -427,13 +430,16 @@ func (n *node) path() string { return filepath.Join(n.fs.backing, n.Path(nil)) }
 // directory: how the journal names it.
 func (n *node) rel(name string) string { return filepath.Join(n.Path(nil), name) }
 
-// hidden reports whether name, in this directory, is the allocator's state
-// file or the journal's holding directory, which the share does not show.
+// hidden reports whether name, in this directory, is the allocator's or
+// the arrays' state file or the journal's holding directory, which the
+// share does not show.
 func (n *node) hidden(name string) bool { return n.IsRoot() && hiddenName(name) }
 
 // hiddenName reports whether a name at the root of the backing directory
 // is one of the emulator's own.
-func hiddenName(name string) bool { return strings.HasPrefix(name, StateFile) || name == HoldDir }
+func hiddenName(name string) bool {
+	return strings.HasPrefix(name, StateFile) || strings.HasPrefix(name, ArrayStateFile) || name == HoldDir
+}
 
 // Lookup implements fs.NodeLookuper, charged as a Stat (see chargeAttr).
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (_ *fs.Inode, errno syscall.Errno) {

@@ -212,3 +212,82 @@ func TestRobustDoubleMount(t *testing.T) {
 	}
 	f.Unmount()
 }
+
+// TestRobustArrayStateRemount is issue 20's sixth point: an array's
+// health outlives the mount. A RAID 5 with two failed members fails reads
+// with EIO, and after a remount it is still failed (not "optimal", serving
+// files whose fsync had failed); one with a failed member comes back
+// degraded, one being rebuilt comes back rebuilding, and the file is gone
+// once the array is optimal again.
+func TestRobustArrayStateRemount(t *testing.T) {
+	backing := t.TempDir()
+	data := randBytes(7, 1<<20)
+	remount := func() *share {
+		model, replacement := raid5(t)
+		return mountShare(t, model, emu.NewWallClock(1, 0), backing, Options{Replacement: replacement})
+	}
+	state := func(s *share) string {
+		t.Helper()
+		st := s.fs.Status()
+		if len(st.Arrays) != 1 {
+			t.Fatalf("status: %d arrays, want 1", len(st.Arrays))
+		}
+		return st.Arrays[0].State
+	}
+	control := func(s *share, cmd string, member int) {
+		t.Helper()
+		if resp := s.fs.Control(ControlRequest{Cmd: cmd, Member: member}); !resp.OK {
+			t.Fatalf("%s %d: %s", cmd, member, resp.Error)
+		}
+	}
+
+	s := remount()
+	writeSynced(t, s.path("f"), data)
+	control(s, "fail", 1)
+	s.unmount(t)
+	s = remount()
+	if got := state(s); got != "degraded" {
+		t.Errorf("after a remount, an array with a failed member is %s, want degraded", got)
+	}
+	if got, err := readDirect(s.path("f")); err != nil || !bytes.Equal(got, data) {
+		t.Errorf("a file on the degraded array after a remount: err %v, equal %v", err, bytes.Equal(got, data))
+	}
+	control(s, "replace", 1)
+	s.unmount(t)
+	s = remount()
+	if got := state(s); got != "rebuilding" {
+		t.Errorf("after a remount, an array being rebuilt is %s, want rebuilding", got)
+	}
+	for deadline := time.Now().Add(10 * time.Second); state(s) != "optimal" && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	s.unmount(t)
+	if _, err := os.Stat(s.backing + "/" + ArrayStateFile); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("an optimal array left its saved state behind: %v", err)
+	}
+
+	s = remount()
+	if got := state(s); got != "optimal" {
+		t.Fatalf("after the rebuild and a remount the array is %s, want optimal", got)
+	}
+	control(s, "fail", 0)
+	control(s, "fail", 2)
+	if _, err := readDirect(s.path("f")); !errors.Is(err, syscall.EIO) {
+		t.Errorf("a read on a RAID 5 with two failed members: %v, want EIO", err)
+	}
+	// Saved at the fault: a crash now would come back failed too.
+	if _, err := os.Stat(s.backing + "/" + ArrayStateFile); err != nil {
+		t.Errorf("the failed array's state is not saved at the fault: %v", err)
+	}
+	s.unmount(t)
+	s = remount()
+	if got := state(s); got != "failed" {
+		t.Errorf("after a remount, a RAID 5 with two failed members is %s, want failed", got)
+	}
+	if _, err := readDirect(s.path("f")); !errors.Is(err, syscall.EIO) {
+		t.Errorf("a read on the failed array after a remount: %v, want EIO", err)
+	}
+	if names, _ := os.ReadDir(s.mnt); len(names) != 1 {
+		t.Errorf("the share lists %d entries, want 1 (the state file is hidden)", len(names))
+	}
+}
