@@ -452,7 +452,11 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (_ *
 	}
 	n.fs.journal.mu.RLock()
 	defer n.fs.journal.mu.RUnlock()
-	return n.LoopbackNode.Lookup(ctx, name, out)
+	in, errno := n.LoopbackNode.Lookup(ctx, name, out)
+	if errno == 0 {
+		n.fs.hideHeldLinksLocked(&out.Attr)
+	}
+	return in, errno
 }
 
 // Getattr implements fs.NodeGetattrer, charged as a Stat (see chargeAttr).
@@ -461,7 +465,25 @@ func (n *node) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut)
 	if errno = n.fs.chargeAttr(); errno != 0 {
 		return errno
 	}
-	return n.LoopbackNode.Getattr(ctx, fh, out)
+	n.fs.journal.mu.RLock()
+	defer n.fs.journal.mu.RUnlock()
+	if errno = n.LoopbackNode.Getattr(ctx, fh, out); errno == 0 {
+		n.fs.hideHeldLinksLocked(&out.Attr)
+	}
+	return errno
+}
+
+// hideHeldLinksLocked takes the links that wait in the holding directory
+// out of a file's link count: they are names the client deleted, so an
+// unlinked file that is still open has none (st_nlink 0, as POSIX and
+// every local filesystem have it).
+func (f *FS) hideHeldLinksLocked(a *fuse.Attr) {
+	if a.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+		return
+	}
+	if held := f.journal.heldLinks[a.Ino]; held > 0 {
+		a.Nlink -= min(a.Nlink, held)
+	}
 }
 
 // Setattr implements fs.NodeSetattrer, charged as a Stat (SMB's set-info
@@ -478,7 +500,12 @@ func (n *node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn
 	}
 	size, truncating := in.GetSize()
 	if !truncating {
-		return n.LoopbackNode.Setattr(ctx, fh, in, out)
+		if errno = n.LoopbackNode.Setattr(ctx, fh, in, out); errno == 0 {
+			n.fs.journal.mu.RLock()
+			n.fs.hideHeldLinksLocked(&out.Attr)
+			n.fs.journal.mu.RUnlock()
+		}
+		return errno
 	}
 	if n.fs.journaling() {
 		n.fs.lockJournal()
@@ -494,6 +521,9 @@ func (n *node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn
 		return errno
 	}
 	n.fs.truncate(out.Ino, int64(size))
+	if n.fs.journaling() { // locked above
+		n.fs.hideHeldLinksLocked(&out.Attr)
+	}
 	return 0
 }
 
@@ -814,6 +844,9 @@ func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, o
 	n.fs.lockJournal()
 	defer n.fs.unlockJournal()
 	in, errno := n.LoopbackNode.Link(ctx, target, name, out)
+	if errno == 0 {
+		n.fs.hideHeldLinksLocked(&out.Attr)
+	}
 	return in, n.createdIfJournaling(name, errno)
 }
 

@@ -291,3 +291,50 @@ func TestRobustArrayStateRemount(t *testing.T) {
 		t.Errorf("the share lists %d entries, want 1 (the state file is hidden)", len(names))
 	}
 }
+
+// TestRobustNlinkUnlinkedOpen is the first part of issue 20's tenth
+// point: a file unlinked while open has no links (st_nlink 0), before and
+// after the journal commits its deletion, and a file that lost one of two
+// names has one; the held links in the journal's holding directory are
+// not the client's.
+func TestRobustNlinkUnlinkedOpen(t *testing.T) {
+	s := journalShare(t, Options{})
+	nlink := func(what string, st func(*syscall.Stat_t) error, want uint64) {
+		t.Helper()
+		var a syscall.Stat_t
+		if err := st(&a); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if a.Nlink != want {
+			t.Errorf("%s: st_nlink %d, want %d", what, a.Nlink, want)
+		}
+	}
+	writeSynced(t, s.path("a"), []byte("data"))
+	if err := os.Link(s.path("a"), s.path("b")); err != nil {
+		t.Fatal(err)
+	}
+	fh, err := os.OpenFile(s.path("a"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	fstat := func(a *syscall.Stat_t) error { return syscall.Fstat(int(fh.Fd()), a) }
+	nlink("fstat of a file with two names", fstat, 2)
+	if err := os.Remove(s.path("a")); err != nil {
+		t.Fatal(err)
+	}
+	nlink("stat of the other name after one was unlinked", func(a *syscall.Stat_t) error { return syscall.Stat(s.path("b"), a) }, 1)
+	nlink("fstat after one name was unlinked", fstat, 1)
+	if err := os.Remove(s.path("b")); err != nil {
+		t.Fatal(err)
+	}
+	nlink("fstat of an open file without names", fstat, 0)
+	if err := fh.Truncate(2); err != nil {
+		t.Fatal(err)
+	}
+	nlink("fstat of an open file without names after ftruncate", fstat, 0)
+	if err := fh.Sync(); err != nil { // commits the deletes
+		t.Fatal(err)
+	}
+	nlink("fstat of an open file without names after the commit", fstat, 0)
+}
