@@ -9,4 +9,7 @@ var (
 	ErrClosed = errors.New("emulated volume closed")
 	// ErrShortStore: the store is smaller than the model's capacity.
 	ErrShortStore = errors.New("store smaller than the modelled capacity")
+	// ErrInUse: another emulator holds the lock of a backing file or
+	// directory (see Lock and InUseError).
+	ErrInUse = errors.New("in use by another emulator")
 )

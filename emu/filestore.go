@@ -21,9 +21,15 @@ var (
 // OpenFileStore opens (creating if needed) the file at path as a store of
 // the given size. An existing file keeps its contents; a larger one is an
 // error (it may hold another volume), a smaller one is extended sparsely.
+// The store holds an exclusive lock on the file until Close: a file that
+// another store (of this process or another) has open is an *InUseError.
 func OpenFileStore(path string, size int64) (*FileStore, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
+		return nil, fmt.Errorf("backing file: %w", err)
+	}
+	if err := Lock(f, path); err != nil {
+		f.Close()
 		return nil, fmt.Errorf("backing file: %w", err)
 	}
 	st, err := f.Stat()

@@ -106,14 +106,19 @@ func (f *FS) Arrays() []ArrayStatus {
 }
 
 // FailMember fails member i of the first array of the model's stack (the
-// first device that implements raid.MemberFailer).
+// first device that implements raid.MemberFailer), and saves the arrays'
+// health in the backing directory before it returns.
 func (f *FS) FailMember(i int) error {
-	return f.withFault(func(d models.Device, now time.Duration) (bool, error) {
+	err := f.withFault(func(d models.Device, now time.Duration) (bool, error) {
 		if m, ok := d.(raid.MemberFailer); ok {
 			return true, m.FailMember(now, i)
 		}
 		return false, nil
 	})
+	if err != nil {
+		return err
+	}
+	return f.saveArrays() // a remount comes back as degraded (see ArrayStateFile)
 }
 
 // ReplaceMember puts a new drive (built by Options.Replacement) in the
@@ -127,12 +132,16 @@ func (f *FS) ReplaceMember(i int) error {
 	if err != nil {
 		return fmt.Errorf("building a replacement for member %d: %w", i, err)
 	}
-	return f.withFault(func(d models.Device, now time.Duration) (bool, error) {
+	err = f.withFault(func(d models.Device, now time.Duration) (bool, error) {
 		if m, ok := d.(raid.MemberReplacer); ok {
 			return true, m.ReplaceMember(now, i, dev)
 		}
 		return false, nil
 	})
+	if err != nil {
+		return err
+	}
+	return f.saveArrays()
 }
 
 // withFault applies fn to the devices of the stack, top down, until one

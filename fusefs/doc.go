@@ -78,6 +78,25 @@
 // the model that implements raid.MemberFailer / raid.MemberReplacer; the
 // replacement drive comes from Options.Replacement.
 //
+// The arrays' health outlives the mount, as an md array's members carry
+// it in their superblocks: every fail and replace, before it is answered,
+// and the unmount save each array's failed and rebuilding members in a
+// hidden file of the backing directory (ArrayStateFile, arraystate.go),
+// and the next mount fails and replaces them again. So an array comes
+// back degraded, rebuilding (from the start: md resumes from a
+// checkpoint, which costs less time) or failed, and status shows it; the
+// file is removed once every array is optimal. A saved array that the
+// setup does not have stops the mount.
+//
+// # One share per backing directory
+//
+// A share holds an exclusive lock (flock) on its backing directory from
+// New to Unmount, as emu.FileStore does on a LUN file: two emulators of
+// one directory would allocate its blocks twice and undo each other's
+// files. A second share of it, in this process or another, is refused
+// with an emu.InUseError naming the holder's PID and command line. The
+// lock goes with the process however it ends.
+//
 // # Metrics
 //
 // Metrics (metrics.go) are Prometheus metrics of the FUSE operations
@@ -135,7 +154,8 @@
 // A deleted file, and the target a rename replaces (hard-linked there
 // first, so the rename stays atomic), wait for the commit in a hidden
 // directory of the backing directory (HoldDir; the share neither lists
-// nor finds it, nor lets a client create that name at its root) with
+// nor finds it, nor lets a client create that name at its root, nor
+// counts its links in st_nlink: a deleted file still open has none) with
 // their blocks still allocated: statfs counts them as free at once, as
 // ext4 does, but a write reuses them only after the commit, which a write
 // that does not fit forces, as ext4 forces one. The commit deletes them;
@@ -147,6 +167,19 @@
 // fills a quarter of the journal). A negative JournalInterval commits
 // every change at once: the namespace then survives a power loss, as
 // before the journal existed.
+//
+// The NAS reboots (reboot.go). A client's handle does not outlive the
+// server that issued it: every file and directory opened before a power
+// loss is stale after it, and every call through it — read, write, fsync,
+// fstat, ftruncate, readdir, close — fails with EIO; what is opened after
+// the loss works as ever. So no write or fsync is acknowledged through a
+// handle whose file the loss removed or whose unsynced data it undid. A
+// write in flight across the loss is either undone by it and answered
+// EIO, or comes after it; an fsync in flight either commits before the
+// loss (and what it acknowledged survives it) or fails. The kernel's
+// pages and attributes of the open files are dropped, so that reads
+// through stale handles reach the share. Behind smbd (nasemu nas) the
+// SMB client's open handles fail the same way; new opens work.
 //
 // The emulator killed (SIGKILL) or crashed is not a power loss: the
 // journal is not kept on disk, so the next mount cannot undo the running

@@ -19,6 +19,7 @@ type file struct {
 	ino   uint64 // the backing inode: the allocator's key
 	inode *fs.Inode
 	fs    *FS
+	boot  uint64 // the boot it was opened in (see reboot)
 }
 
 var (
@@ -34,18 +35,28 @@ var (
 	_ fs.FileAllocater = (*file)(nil)
 )
 
-// newFile wraps an open loopback file.
-func (f *FS) newFile(lf *fs.LoopbackFile, ino uint64, inode *fs.Inode) *file {
-	h := &file{lf: lf, fd: -1, ino: ino, inode: inode, fs: f}
+// newFile wraps an open loopback file, opened in boot (see reboot).
+func (f *FS) newFile(lf *fs.LoopbackFile, ino uint64, inode *fs.Inode, boot uint64) *file {
+	h := &file{lf: lf, fd: -1, ino: ino, inode: inode, fs: f, boot: boot}
 	// The descriptor stays valid until Release closes the loopback file.
 	h.fd, _ = lf.PassthroughFd()
+	f.reboot.opened(h)
 	return h
 }
+
+// stale reports whether the file was opened before the last power loss:
+// every call through it fails (see reboot).
+func (h *file) stale() bool { return h.fs.reboot.stale(h.boot) }
 
 // Read implements fs.FileReader: the mapped blocks of the range are charged
 // as reads of the volume, then the bytes come from the backing file.
 func (h *file) Read(ctx context.Context, buf []byte, off int64) (res fuse.ReadResult, errno syscall.Errno) {
 	done := h.fs.metrics.begin(opRead)
+	if h.stale() {
+		errno = staleErrno
+		done(0, &errno)
+		return nil, errno
+	}
 	var ext [4]extent.Extent
 	pieces, errno := h.fs.mapRange(h.ino, off, int64(len(buf)), false, ext[:0])
 	n := 0
@@ -54,6 +65,9 @@ func (h *file) Read(ctx context.Context, buf []byte, off int64) (res fuse.ReadRe
 			n, err = syscall.Pread(h.fd, buf, off)
 			return err
 		})
+	}
+	if errno == 0 && h.stale() { // the bytes may be from before the loss
+		errno = staleErrno
 	}
 	done(int64(n), &errno)
 	if errno != 0 {
@@ -69,6 +83,9 @@ func (h *file) Read(ctx context.Context, buf []byte, off int64) (res fuse.ReadRe
 func (h *file) Write(ctx context.Context, data []byte, off int64) (written uint32, errno syscall.Errno) {
 	done := h.fs.metrics.begin(opWrite)
 	defer func() { done(int64(written), &errno) }()
+	if h.stale() {
+		return 0, staleErrno
+	}
 	var ext [4]extent.Extent
 	pieces, n, errno := h.fs.mapWrite(h.ino, off, int64(len(data)), ext[:0])
 	if errno != 0 {
@@ -77,6 +94,13 @@ func (h *file) Write(ctx context.Context, data []byte, off int64) (written uint3
 	data = data[:n]
 	k := 0
 	errno = h.fs.chargeIO(models.Write, pieces, func() error {
+		// A power loss comes before the write (which then fails) or
+		// after its bytes and their undo record (see reboot).
+		h.fs.reboot.mu.RLock()
+		defer h.fs.reboot.mu.RUnlock()
+		if h.stale() {
+			return staleErrno
+		}
 		if errno := h.fs.undo.save(h, off, int64(len(data))); errno != 0 {
 			return errno
 		}
@@ -84,6 +108,9 @@ func (h *file) Write(ctx context.Context, data []byte, off int64) (written uint3
 		k, err = syscall.Pwrite(h.fd, data, off)
 		return err
 	})
+	if errno == 0 && h.stale() { // a power loss undid the write
+		errno = staleErrno
+	}
 	if errno != 0 {
 		return 0, errno
 	}
@@ -96,8 +123,18 @@ func (h *file) Write(ctx context.Context, data []byte, off int64) (written uint3
 // acknowledges survives a power loss and the emulator being killed.
 func (h *file) Fsync(ctx context.Context, flags uint32) (errno syscall.Errno) {
 	defer h.fs.metrics.begin(opFsync)(0, &errno)
+	if h.stale() {
+		return staleErrno
+	}
 	if errno = toErrno(h.fs.vol.Sync()); errno != 0 {
 		return errno
+	}
+	// No power loss between the check and the commit: what the fsync
+	// reports durable is (see reboot).
+	h.fs.reboot.mu.RLock()
+	defer h.fs.reboot.mu.RUnlock()
+	if h.stale() {
+		return staleErrno
 	}
 	if err := syscall.Fsync(h.fd); err != nil {
 		return toErrno(err)
@@ -107,9 +144,15 @@ func (h *file) Fsync(ctx context.Context, flags uint32) (errno syscall.Errno) {
 	return 0
 }
 
-// Release implements fs.FileReleaser, charged as a Close.
+// Release implements fs.FileReleaser, charged as a Close. A stale file is
+// released without a charge: the NAS that opened it is gone.
 func (h *file) Release(ctx context.Context) (errno syscall.Errno) {
 	defer h.fs.metrics.begin(opRelease)(0, &errno)
+	h.fs.reboot.released(h)
+	if h.stale() {
+		h.lf.Release(ctx)
+		return 0
+	}
 	cerr := h.releaseCharge()
 	if errno = h.lf.Release(ctx); errno != 0 {
 		return errno
@@ -120,6 +163,10 @@ func (h *file) Release(ctx context.Context) (errno syscall.Errno) {
 // Flush implements fs.FileFlusher (close(2) of one descriptor).
 // Behind smbd it is charged as the file's Close (see closeAtFlush).
 func (h *file) Flush(ctx context.Context) syscall.Errno {
+	if h.stale() {
+		h.lf.Flush(ctx)
+		return staleErrno
+	}
 	if errno := h.flushCharge(); errno != 0 {
 		return errno
 	}
@@ -128,16 +175,25 @@ func (h *file) Flush(ctx context.Context) syscall.Errno {
 
 // Getattr implements fs.FileGetattrer.
 func (h *file) Getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errno {
+	if h.stale() {
+		return staleErrno
+	}
 	return h.lf.Getattr(ctx, out)
 }
 
 // Setattr implements fs.FileSetattrer; the node frees truncated blocks.
 func (h *file) Setattr(ctx context.Context, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	if h.stale() {
+		return staleErrno
+	}
 	return h.lf.Setattr(ctx, in, out)
 }
 
 // Lseek implements fs.FileLseeker (SEEK_DATA, SEEK_HOLE).
 func (h *file) Lseek(ctx context.Context, off uint64, whence uint32) (uint64, syscall.Errno) {
+	if h.stale() {
+		return 0, staleErrno
+	}
 	return h.lf.Lseek(ctx, off, whence)
 }
 
@@ -145,6 +201,9 @@ func (h *file) Lseek(ctx context.Context, off uint64, whence uint32) (uint64, sy
 // when they do not fit) and punching a hole frees them.
 func (h *file) Allocate(ctx context.Context, off, size uint64, mode uint32) syscall.Errno {
 	const punchHole = 0x02 // FALLOC_FL_PUNCH_HOLE
+	if h.stale() {
+		return staleErrno
+	}
 	if mode&punchHole == 0 {
 		if _, errno := h.fs.mapRange(h.ino, int64(off), int64(size), true, nil); errno != 0 {
 			return errno

@@ -116,7 +116,9 @@ type FS struct {
 
 	undo    undoLog
 	journal journal
+	reboot  reboot
 
+	lock       *os.File  // the backing directory, flocked for the share's life
 	root       *fs.Inode // the mount's root node, once mounted
 	server     *fuse.Server
 	mountpoint string
@@ -127,7 +129,10 @@ type FS struct {
 // New returns a filesystem serving the backing directory, charging its
 // operations to a volume built on model with the given clock (nil means
 // real time). The allocator's state is loaded from the backing directory
-// and reconciled with its files.
+// and reconciled with its files. The filesystem holds an exclusive lock on
+// the backing directory until Unmount: a directory that another share (of
+// this process or another) serves is an *emu.InUseError naming the
+// holder.
 func New(model models.Device, clock emu.Clock, backing string, opts Options) (*FS, error) {
 	st, err := os.Stat(backing)
 	if err != nil {
@@ -140,6 +145,38 @@ func New(model models.Device, clock emu.Clock, backing string, opts Options) (*F
 	if err != nil {
 		return nil, err
 	}
+	// One share at a time serves a backing directory: two would allocate
+	// its blocks twice and undo each other's files.
+	lock, err := lockBacking(backing)
+	if err != nil {
+		return nil, err
+	}
+	f, err := newFS(model, clock, backing, opts)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	f.lock = lock
+	return f, nil
+}
+
+// lockBacking takes the exclusive lock of a backing directory (see
+// emu.Lock), held while the returned directory stays open.
+func lockBacking(backing string) (*os.File, error) {
+	d, err := os.OpenFile(backing, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("backing directory: %w", err)
+	}
+	if err := emu.Lock(d, backing); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("backing directory: %w", err)
+	}
+	return d, nil
+}
+
+// newFS is New for a locked backing directory.
+func newFS(model models.Device, clock emu.Clock, backing string, opts Options) (*FS, error) {
+	var err error
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -174,6 +211,9 @@ func New(model models.Device, clock emu.Clock, backing string, opts Options) (*F
 		return nil, err
 	}
 	if f.alloc, err = loadState(backing, model.Capacity(), f.log); err != nil {
+		return nil, err
+	}
+	if err := f.loadArrays(); err != nil {
 		return nil, err
 	}
 	if f.metrics != nil {
@@ -390,13 +430,16 @@ func (n *node) path() string { return filepath.Join(n.fs.backing, n.Path(nil)) }
 // directory: how the journal names it.
 func (n *node) rel(name string) string { return filepath.Join(n.Path(nil), name) }
 
-// hidden reports whether name, in this directory, is the allocator's state
-// file or the journal's holding directory, which the share does not show.
+// hidden reports whether name, in this directory, is the allocator's or
+// the arrays' state file or the journal's holding directory, which the
+// share does not show.
 func (n *node) hidden(name string) bool { return n.IsRoot() && hiddenName(name) }
 
 // hiddenName reports whether a name at the root of the backing directory
 // is one of the emulator's own.
-func hiddenName(name string) bool { return strings.HasPrefix(name, StateFile) || name == HoldDir }
+func hiddenName(name string) bool {
+	return strings.HasPrefix(name, StateFile) || strings.HasPrefix(name, ArrayStateFile) || name == HoldDir
+}
 
 // Lookup implements fs.NodeLookuper, charged as a Stat (see chargeAttr).
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (_ *fs.Inode, errno syscall.Errno) {
@@ -409,7 +452,11 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (_ *
 	}
 	n.fs.journal.mu.RLock()
 	defer n.fs.journal.mu.RUnlock()
-	return n.LoopbackNode.Lookup(ctx, name, out)
+	in, errno := n.LoopbackNode.Lookup(ctx, name, out)
+	if errno == 0 {
+		n.fs.hideHeldLinksLocked(&out.Attr)
+	}
+	return in, errno
 }
 
 // Getattr implements fs.NodeGetattrer, charged as a Stat (see chargeAttr).
@@ -418,7 +465,25 @@ func (n *node) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut)
 	if errno = n.fs.chargeAttr(); errno != 0 {
 		return errno
 	}
-	return n.LoopbackNode.Getattr(ctx, fh, out)
+	n.fs.journal.mu.RLock()
+	defer n.fs.journal.mu.RUnlock()
+	if errno = n.LoopbackNode.Getattr(ctx, fh, out); errno == 0 {
+		n.fs.hideHeldLinksLocked(&out.Attr)
+	}
+	return errno
+}
+
+// hideHeldLinksLocked takes the links that wait in the holding directory
+// out of a file's link count: they are names the client deleted, so an
+// unlinked file that is still open has none (st_nlink 0, as POSIX and
+// every local filesystem have it).
+func (f *FS) hideHeldLinksLocked(a *fuse.Attr) {
+	if a.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+		return
+	}
+	if held := f.journal.heldLinks[a.Ino]; held > 0 {
+		a.Nlink -= min(a.Nlink, held)
+	}
 }
 
 // Setattr implements fs.NodeSetattrer, charged as a Stat (SMB's set-info
@@ -427,16 +492,27 @@ func (n *node) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut)
 // journal commits.
 func (n *node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) (errno syscall.Errno) {
 	defer n.fs.metrics.begin(opSetattr)(0, &errno)
+	if h, ok := fh.(*file); ok && h.stale() {
+		return staleErrno
+	}
 	if errno = n.fs.chargeAttr(); errno != 0 {
 		return errno
 	}
 	size, truncating := in.GetSize()
 	if !truncating {
-		return n.LoopbackNode.Setattr(ctx, fh, in, out)
+		if errno = n.LoopbackNode.Setattr(ctx, fh, in, out); errno == 0 {
+			n.fs.journal.mu.RLock()
+			n.fs.hideHeldLinksLocked(&out.Attr)
+			n.fs.journal.mu.RUnlock()
+		}
+		return errno
 	}
 	if n.fs.journaling() {
 		n.fs.lockJournal()
 		defer n.fs.unlockJournal()
+		if h, ok := fh.(*file); ok && h.stale() { // a loss while it was charged
+			return staleErrno
+		}
 		if errno = n.saveCut(fh, int64(size)); errno != 0 {
 			return errno
 		}
@@ -445,6 +521,9 @@ func (n *node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn
 		return errno
 	}
 	n.fs.truncate(out.Ino, int64(size))
+	if n.fs.journaling() { // locked above
+		n.fs.hideHeldLinksLocked(&out.Attr)
+	}
 	return 0
 }
 
@@ -506,6 +585,7 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 		return nil, nil, 0, errno
 	}
 	if !n.fs.journaling() {
+		boot := n.fs.reboot.boot.Load()
 		inode, lfh, _, errno := n.LoopbackNode.Create(ctx, name, backingFlags(flags), mode, out)
 		if errno != 0 {
 			return nil, nil, 0, errno
@@ -514,11 +594,12 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 		if flags&syscall.O_TRUNC != 0 {
 			n.fs.truncate(ino, 0)
 		}
-		h := n.fs.newFile(lfh.(*fs.LoopbackFile), ino, inode)
+		h := n.fs.newFile(lfh.(*fs.LoopbackFile), ino, inode, boot)
 		return inode, h, n.fs.frontOpenFlags(flags), 0
 	}
 	n.fs.lockJournal()
 	defer n.fs.unlockJournal()
+	boot := n.fs.reboot.boot.Load() // stable while the journal is locked
 	inode, lfh, _, errno := n.LoopbackNode.Create(ctx, name, backingFlags(flags)|syscall.O_EXCL, mode, out)
 	switch {
 	case errno == 0:
@@ -535,7 +616,7 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 		return nil, nil, 0, errno
 	}
 	ino := out.Attr.Ino // the backing inode number, before go-fuse renumbers it
-	h := n.fs.newFile(lfh.(*fs.LoopbackFile), ino, inode)
+	h := n.fs.newFile(lfh.(*fs.LoopbackFile), ino, inode, boot)
 	return inode, h, n.fs.frontOpenFlags(flags), 0
 }
 
@@ -553,6 +634,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 	} else {
 		n.fs.journal.mu.RLock()
 	}
+	boot := n.fs.reboot.boot.Load() // stable while the journal is locked
 	lfh, _, errno := n.LoopbackNode.Open(ctx, bflags)
 	if errno == 0 && trunc {
 		if errno = n.fs.truncateOpen(lfh.(*fs.LoopbackFile), n.EmbeddedInode()); errno != 0 {
@@ -580,7 +662,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 	if flags&syscall.O_TRUNC != 0 && !trunc {
 		n.fs.truncate(out.Ino, 0)
 	}
-	return n.fs.newFile(lf, out.Ino, n.EmbeddedInode()), n.fs.frontOpenFlags(flags), 0
+	return n.fs.newFile(lf, out.Ino, n.EmbeddedInode(), boot), n.fs.frontOpenFlags(flags), 0
 }
 
 // openFlags returns the FUSE open flags for a client's open flags: O_DIRECT
@@ -762,6 +844,9 @@ func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, o
 	n.fs.lockJournal()
 	defer n.fs.unlockJournal()
 	in, errno := n.LoopbackNode.Link(ctx, target, name, out)
+	if errno == 0 {
+		n.fs.hideHeldLinksLocked(&out.Attr)
+	}
 	return in, n.createdIfJournaling(name, errno)
 }
 
@@ -888,12 +973,13 @@ func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fh fs.FileHandl
 		return nil, 0, errno
 	}
 	n.fs.journal.mu.RLock()
+	boot := n.fs.reboot.boot.Load()
 	ds, errno := fs.NewLoopbackDirStream(n.path())
 	n.fs.journal.mu.RUnlock()
 	if errno != 0 {
 		return nil, 0, errno
 	}
-	return &dirHandle{DirStream: ds, hide: n.IsRoot(), fs: n.fs}, 0, 0
+	return &dirHandle{DirStream: ds, hide: n.IsRoot(), fs: n.fs, boot: boot}, 0, 0
 }
 
 // Statfs implements fs.NodeStatfser: the modelled usable capacity and the
@@ -926,6 +1012,7 @@ type dirHandle struct {
 	fs.DirStream
 	hide bool
 	fs   *FS
+	boot uint64 // the boot it was opened in: stale after a power loss (see reboot)
 }
 
 var (
@@ -937,6 +1024,9 @@ var (
 
 // Readdirent implements fs.FileReaddirenter.
 func (d *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
+	if d.fs.reboot.stale(d.boot) {
+		return nil, staleErrno
+	}
 	for {
 		de, errno := d.DirStream.(fs.FileReaddirenter).Readdirent(ctx)
 		if d.hide && de != nil && hiddenName(de.Name) {
@@ -948,6 +1038,9 @@ func (d *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Err
 
 // Seekdir implements fs.FileSeekdirer.
 func (d *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
+	if d.fs.reboot.stale(d.boot) {
+		return staleErrno
+	}
 	return d.DirStream.(fs.FileSeekdirer).Seekdir(ctx, off)
 }
 
@@ -959,6 +1052,11 @@ func (d *dirHandle) Releasedir(ctx context.Context, flags uint32) {
 // Fsyncdir implements fs.FileFsyncdirer: like any fsync, it commits the
 // running transaction of namespace changes.
 func (d *dirHandle) Fsyncdir(ctx context.Context, flags uint32) syscall.Errno {
+	d.fs.reboot.mu.RLock() // no power loss between the check and the commit
+	defer d.fs.reboot.mu.RUnlock()
+	if d.fs.reboot.stale(d.boot) {
+		return staleErrno
+	}
 	if errno := d.DirStream.(fs.FileFsyncdirer).Fsyncdir(ctx, flags); errno != 0 {
 		return errno
 	}

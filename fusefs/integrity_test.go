@@ -159,9 +159,20 @@ func TestPowerLoss(t *testing.T) {
 	if want := int64((300_000 + BlockSize - 1) / BlockSize * BlockSize); used(s.fs) != want {
 		t.Errorf("after power loss %d bytes allocated, want %d (the synced file)", used(s.fs), want)
 	}
-	// Data synced after the power loss is durable again.
+	// The descriptor opened before the power loss is stale; data synced
+	// through one opened after it is durable again.
+	if _, err := fh.WriteAt([]byte("new"), 0); err == nil {
+		t.Error("a write through a descriptor opened before the power loss succeeded")
+	}
+	fh.Close()
+	if fh, err = os.OpenFile(s.path("f"), os.O_RDWR, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
 	fh.WriteAt([]byte("new"), 0)
-	fh.Sync()
+	if err := fh.Sync(); err != nil {
+		t.Fatal(err)
+	}
 	s.fs.PowerLoss()
 	if got := mustRead(t, s.path("f")); !bytes.Equal(got[:3], []byte("new")) {
 		t.Error("a write synced after the power loss was lost by the next one")

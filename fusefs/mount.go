@@ -134,8 +134,9 @@ func (f *FS) Wait() {
 
 // Unmount unmounts the share, retrying for a few seconds while it is busy,
 // then commits the journal (a clean unmount is a commit: the held files
-// are deleted and the holding directory removed), writes the undo log back
-// and saves the allocator's state. It may be called more than once.
+// are deleted and the holding directory removed), writes the undo log back,
+// saves the allocator's state and releases the backing directory's lock.
+// It may be called more than once, and on a share that was never mounted.
 func (f *FS) Unmount() error {
 	f.unmount.Do(func() {
 		if f.server != nil {
@@ -157,7 +158,10 @@ func (f *FS) Unmount() error {
 		f.undo.mu.Lock()
 		f.undo.writeBackLocked(time.Time{})
 		f.undo.mu.Unlock()
-		f.unmountErr = f.saveState()
+		f.unmountErr = errors.Join(f.saveState(), f.saveArrays())
+		if f.lock != nil {
+			f.lock.Close() // the backing directory is free for another share
+		}
 	})
 	return f.unmountErr
 }

@@ -230,13 +230,17 @@ func (f *FS) PowerLoss() int64 {
 // powerLoss is PowerLoss, returning also the number of namespace changes
 // undone (a truncated file counting one).
 func (f *FS) powerLoss() (lost int64, changes int) {
+	// The NAS reboots: what was open before is stale (see reboot).
+	f.reboot.mu.Lock()
 	f.journal.mu.Lock()
+	f.reboot.boot.Add(1)
 	f.expireLocked(time.Now())
 	lost, cuts, restored := f.restoreData()
 	changes, notes := f.rollbackLocked()
 	changes += cuts
 	f.journal.mu.Unlock()
-	for _, in := range restored {
+	f.reboot.mu.Unlock()
+	for _, in := range append(restored, f.reboot.openInodes()...) {
 		if in != nil {
 			in.NotifyContent(0, 0)
 		}

@@ -67,7 +67,7 @@ func reconcile(a *extent.Allocator, backing string, log *slog.Logger) error {
 		if d.IsDir() && path == filepath.Join(backing, HoldDir) {
 			return filepath.SkipDir
 		}
-		if !d.Type().IsRegular() || (filepath.Dir(path) == backing && d.Name() == StateFile) {
+		if !d.Type().IsRegular() || (filepath.Dir(path) == backing && hiddenName(d.Name())) {
 			return nil
 		}
 		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)

@@ -90,6 +90,7 @@ func mount(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer f.Unmount() // an early return frees the backing directory (Unmount runs once)
 
 	stateDir, err := runStateDir()
 	if err != nil {

@@ -259,6 +259,7 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 		if err != nil {
 			return err
 		}
+		defer f.Unmount() // an early return frees the backing directory (Unmount runs once)
 		info.FS, info.Volume = f, f.Volume()
 	} else {
 		// It charges and paces; the LUN's bytes are in its own file.
