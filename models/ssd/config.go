@@ -121,6 +121,11 @@ type Config struct {
 	SeqWriteMBps  float64 `yaml:"seq_write_mbps"`
 	RandReadIOPS  float64 `yaml:"rand_read_iops"`
 	RandWriteIOPS float64 `yaml:"rand_write_iops"`
+	// RandWriteInCache says the vendor measured RandWriteIOPS of a drive
+	// with an SLC cache within the cache (a short burst on a small span);
+	// otherwise it is a fresh-out-of-box run over the whole span, which
+	// runs far past the cache.
+	RandWriteInCache bool `yaml:"rand_write_in_cache"`
 	// PostCacheWriteMBps is the published sequential write rate once the
 	// SLC cache is full (a review's whole-drive fill; for drives without an
 	// SLC cache, the datasheet's sequential write). The model does not use
