@@ -44,12 +44,19 @@ func (d Drive) Kind() string {
 	return "hdd"
 }
 
-// Summary returns the drive's key figures for listings.
+// Summary returns the drive's key figures for listings, with its street
+// price where known.
 func (d Drive) Summary() string {
+	s := ""
 	if d.SSD != nil {
-		return d.SSD.Summary()
+		s = d.SSD.Summary()
+	} else {
+		s = d.HDD.Summary()
 	}
-	return d.HDD.Summary()
+	if d.Price.USD > 0 {
+		s += fmt.Sprintf(", $%.0f (%s)", d.Price.USD, d.Price.Date)
+	}
+	return s
 }
 
 // New builds the drive's model. capacity, when non-zero, scales the drive

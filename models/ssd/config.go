@@ -284,9 +284,16 @@ func (c Config) Summary() string {
 	cache := "no SLC cache"
 	if c.SLCCacheMax > 0 {
 		cache = fmt.Sprintf("SLC cache %.0f GB", float64(c.SLCCacheMax)/1e9)
+		if c.PostCacheWriteMBps > 0 {
+			cache += fmt.Sprintf(", %.0f MB/s past it", c.PostCacheWriteMBps)
+		}
 	}
-	return fmt.Sprintf("%s SSD, %s, seq R/W %.0f/%.0f MB/s, 4K random R/W %.0fK/%.0fK IOPS, %s, %.0f TBW",
-		formatCapacity(int64(c.Capacity)), iface, c.SeqReadMBps, c.SeqWriteMBps,
+	cell := "TLC"
+	if c.CellBits == 4 {
+		cell = "QLC"
+	}
+	return fmt.Sprintf("%s %s SSD, %s, seq R/W %.0f/%.0f MB/s, 4K random R/W %.0fK/%.0fK IOPS, %s, %.0f TBW",
+		formatCapacity(int64(c.Capacity)), cell, iface, c.SeqReadMBps, c.SeqWriteMBps,
 		c.RandReadIOPS/1e3, c.RandWriteIOPS/1e3, cache, c.RatedTBW)
 }
 
