@@ -108,6 +108,10 @@ type Config struct {
 	// WriteBuffer is the DRAM that holds acknowledged writes until NAND
 	// programs them. 0 = two page groups per die.
 	WriteBuffer models.Bytes `yaml:"write_buffer"`
+	// MapCache is the part of the forward map a DRAM-less drive caches (in
+	// SRAM or the NVMe host memory buffer), in bytes of map: 4 bytes map
+	// 4 KiB. 0 = the whole map is in DRAM (mapcache.go).
+	MapCache models.Bytes `yaml:"map_cache"`
 	// GCFreeBlocks is the number of free blocks per die below which
 	// garbage collection runs. 0 = 2.
 	GCFreeBlocks int `yaml:"gc_free_blocks"`
@@ -210,6 +214,8 @@ func (c Config) Validate() error {
 		return cfgErr("read_retry", "must be within 0..%d, got %g", maxRetry, c.ReadRetry)
 	case c.SLCCacheMax < 0 || c.SLCCacheMin < 0 || c.SLCCacheMin > c.SLCCacheMax:
 		return cfgErr("slc_cache_min", "want 0 <= slc_cache_min <= slc_cache_max")
+	case c.MapCache < 0:
+		return cfgErr("map_cache", "must not be negative")
 	case c.GCFreeBlocks < 2:
 		return cfgErr("gc_free_blocks", "must be at least 2")
 	case c.RatedTBW < 0:
@@ -242,7 +248,8 @@ const minScaledBlocks = 256
 // ScaleTo returns the configuration of the same drive with user capacity
 // capacity: the same geometry per die (channels, dies, planes, page size)
 // with proportionally fewer blocks, so that parallelism, latencies and the
-// raw-to-user ratio stay what they are. The SLC cache scales in proportion.
+// raw-to-user ratio stay what they are. The SLC cache and a DRAM-less
+// drive's map cache scale in proportion.
 // Use it to run tests and long simulations on small drives.
 //
 // When fewer than minScaledBlocks blocks per die would remain, blocks
@@ -268,6 +275,7 @@ func (c Config) ScaleTo(capacity int64) (Config, error) {
 	}
 	c.SLCCacheMax = models.Bytes(math.Round(float64(c.SLCCacheMax) * f))
 	c.SLCCacheMin = models.Bytes(math.Round(float64(c.SLCCacheMin) * f))
+	c.MapCache = models.Bytes(math.Round(float64(c.MapCache) * f))
 	c.Capacity = models.Bytes(capacity)
 	if err := c.Validate(); err != nil {
 		return c, fmt.Errorf("scaled to %d bytes: %w", capacity, err)

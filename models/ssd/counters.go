@@ -12,6 +12,7 @@ type stats struct {
 	folds                 int64 // SLC blocks folded in idle time
 	trims                 int64
 	retries               int64 // read-retry steps of host reads
+	mapMisses             int64 // map pages read from NAND (DRAM-less drives)
 }
 
 // Counters implements models.Observer. gc_pages_copied counts 4 KiB
@@ -51,5 +52,6 @@ func (d *Drive) Counters() []models.Counter {
 		{Name: "endurance_used_pct", Value: endurance},
 		{Name: "trims", Value: float64(d.st.trims)},
 		{Name: "read_retries", Value: float64(d.st.retries)},
+		{Name: "map_cache_misses", Value: float64(d.st.mapMisses)},
 	}
 }

@@ -43,6 +43,9 @@
 // A block's valid count is the number of such slots; full blocks sit in
 // per-die buckets by valid count for greedy garbage collection.
 //
+// A DRAM-less drive (Config.MapCache) caches only part of its map; a read
+// whose map page is not cached reads it from NAND first (mapcache.go).
+//
 // # Background work
 //
 // Garbage collection is paced with host writes (see gc.go); SLC-cache

@@ -83,6 +83,8 @@ type Drive struct {
 	retryZero float64 // exp(-ReadRetry): P(no retry) of an unworn block
 	rng       rand.PCG
 
+	maps *mapCache // nil: the whole map is in DRAM
+
 	// Host write frontier: the page group being filled.
 	curDie    int
 	curBlock  int32 // -1 = none
@@ -119,6 +121,9 @@ func New(cfg Config, seed uint64) (*Drive, error) {
 	d := &Drive{cfg: cfg, geo: g, seed: seed}
 	d.rng.Seed(seed, 0x9e3779b97f4a7c15)
 	d.readTimes()
+	if cfg.MapCache > 0 {
+		d.maps = newMapCache(int64(cfg.MapCache), g.userSlots)
+	}
 	d.fwd = newPackedArray(g.userSlots, g.fwdBits)
 	d.rev = newPackedArray(g.totalSlots, g.revBits)
 	n := g.totalBlocks
@@ -240,6 +245,9 @@ func (d *Drive) read(t time.Duration, r models.Request) time.Duration {
 		return t
 	}
 	first, last := r.Offset/slotSize, (r.End()-1)/slotSize
+	if d.maps != nil {
+		t = d.mapLookup(t, first, last)
+	}
 	nandDone := t
 	// Consecutive slots in one page group share a (multi-plane) sense.
 	runPage, runN := int64(-1), int64(0)
@@ -416,6 +424,9 @@ func (d *Drive) remap(lpn, p int64) {
 		d.invalidate(old)
 	} else {
 		d.mapped++
+		if d.maps != nil {
+			d.maps.written[lpn>>mapPageShift] = true
+		}
 	}
 	d.fwd.set(lpn, uint64(p+1))
 	d.rev.set(p, uint64(lpn))
