@@ -22,8 +22,18 @@ type Drive struct {
 	Name    string // catalog key, e.g. "wd-red-1tb"
 	Product string // vendor, product and part number as the datasheet names it
 	Source  string // where the figures come from
+	Price   StreetPrice
 	SSD     *ssd.Config
 	HDD     *hdd.Config
+}
+
+// StreetPrice is what a product sold for, new, at one time and place: a
+// planner compares configurations by it, so it carries its date and
+// where it was seen (prices of storage move by tens of per cent a year).
+type StreetPrice struct {
+	USD    float64 // 0: unknown
+	Date   string  // when, "YYYY-MM"
+	Source string  // where it was seen
 }
 
 // Kind returns "ssd" or "hdd".
@@ -34,12 +44,19 @@ func (d Drive) Kind() string {
 	return "hdd"
 }
 
-// Summary returns the drive's key figures for listings.
+// Summary returns the drive's key figures for listings, with its street
+// price where known.
 func (d Drive) Summary() string {
+	s := ""
 	if d.SSD != nil {
-		return d.SSD.Summary()
+		s = d.SSD.Summary()
+	} else {
+		s = d.HDD.Summary()
 	}
-	return d.HDD.Summary()
+	if d.Price.USD > 0 {
+		s += fmt.Sprintf(", $%.0f (%s)", d.Price.USD, d.Price.Date)
+	}
+	return s
 }
 
 // New builds the drive's model. capacity, when non-zero, scales the drive

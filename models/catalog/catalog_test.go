@@ -6,8 +6,8 @@ import (
 	"github.com/nasemu/nasemu/models"
 )
 
-// Every catalog drive has a unique name, a source, a valid configuration,
-// and builds a model whose capacity is what the configuration says.
+// Every catalog drive has a unique name, a source, a dated street price,
+// a valid configuration, and builds a model whose capacity is what the configuration says.
 func TestDrivesBuild(t *testing.T) {
 	seen := map[string]bool{}
 	for _, d := range Drives() {
@@ -17,6 +17,9 @@ func TestDrivesBuild(t *testing.T) {
 		seen[d.Name] = true
 		if d.Source == "" || d.Product == "" {
 			t.Errorf("%s: no product or source", d.Name)
+		}
+		if p := d.Price; !(p.USD > 0) || len(p.Date) != 7 || p.Date[4] != '-' || p.Source == "" {
+			t.Errorf("%s: street price %+v, want a positive USD amount, a YYYY-MM date and a source", d.Name, p)
 		}
 		if (d.SSD == nil) == (d.HDD == nil) {
 			t.Errorf("%s: want exactly one of SSD and HDD", d.Name)

@@ -24,6 +24,22 @@ var datasheet = map[string]struct {
 	"wd-se-4tb":             {4, 7200, 171, 64, 0},
 	"seagate-ironwolf-8tb":  {8, 7200, 210, 256, 0},
 	"seagate-exos-x18-18tb": {18, 7200, 270, 256, 170},
+
+	"seagate-ironwolf-pro-12tb": {12, 7200, 250, 256, 0},
+	"seagate-ironwolf-pro-16tb": {16, 7200, 255, 256, 0},
+	"seagate-ironwolf-pro-20tb": {20, 7200, 285, 256, 0},
+	"seagate-ironwolf-pro-24tb": {24, 7200, 285, 512, 0},
+	"seagate-exos-x20-20tb":     {20, 7200, 272, 256, 168},
+	"seagate-exos-x24-24tb":     {24, 7200, 285, 512, 168},
+	"wd-red-plus-4tb":           {4, 5400, 175, 128, 0},
+	"wd-red-plus-8tb":           {8, 5640, 185, 128, 0},
+	"wd-red-plus-12tb":          {12, 7200, 196, 256, 0},
+	"wd-red-pro-16tb":           {16, 7200, 259, 512, 0},
+	"wd-red-pro-20tb":           {20, 7200, 268, 512, 0},
+	"wd-ultrastar-hc550-16tb":   {16, 7200, 262, 512, 0},
+	"wd-ultrastar-hc550-18tb":   {18, 7200, 269, 512, 0},
+	"toshiba-n300-8tb":          {8, 7200, 252, 256, 0},
+	"toshiba-mg09-18tb":         {18, 7200, 281, 512, 0},
 }
 
 // Every catalog HDD builds, matches its datasheet, and its model streams

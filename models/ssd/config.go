@@ -69,7 +69,15 @@ type Config struct {
 	// ChannelMBps is the NAND bus rate of one channel (Toggle/ONFI).
 	ChannelMBps float64 `yaml:"channel_mbps"`
 
-	// NAND timings. Reads sense one page per plane (tR); programs write
+	// CellBits is the bits per cell of the native mode: 3 (TLC) or 4
+	// (QLC). 0 = 3. A block in SLC mode holds 1/CellBits of its native
+	// capacity, and a word line's CellBits pages read in different times
+	// (readtime.go). ReadTLC, ProgramTLC and the "TLC" of other names mean
+	// the native mode.
+	CellBits int `yaml:"cell_bits"`
+
+	// NAND timings. Reads sense one page per plane (tR; ReadTLC is the
+	// mean over the page types of a word line); programs write
 	// one page on every plane at once (a multi-plane page group) in
 	// ProgramTLC or ProgramSLC; Erase erases one multi-plane block.
 	ReadTLC    time.Duration `yaml:"read_tlc"`
@@ -83,15 +91,27 @@ type Config struct {
 	// and resumes it, which then ends later by the read's time. 0 = the
 	// die does not suspend (reads wait for the program or erase to end).
 	ProgramSuspend time.Duration `yaml:"program_suspend"`
+	// ReadRetry is the mean number of read-retry steps per NAND read of a
+	// block that has not been erased yet (beginning of life); it grows
+	// with the block's erase count (readtime.go). 0 = the dies never
+	// retry (an ideal die, for tests); the catalog's NAND classes set it.
+	ReadRetry float64 `yaml:"read_retry"`
 
-	// SLCCacheMax is the dynamic SLC cache of an empty drive, in host
-	// bytes; it shrinks linearly to SLCCacheMin as the user data grows.
-	// 0 = no SLC cache (enterprise drives).
+	// SLCCacheMax is the firmware's limit of the dynamic SLC cache, in
+	// host bytes: the most free native-mode blocks it lends to SLC mode.
+	// As the drive fills, the cache is what the free blocks hold in SLC
+	// mode (a third of their TLC capacity), down to SLCCacheMin, the static
+	// part carved from the factory spare area (slc.go). 0 = no SLC cache
+	// (enterprise drives).
 	SLCCacheMax models.Bytes `yaml:"slc_cache_max"`
 	SLCCacheMin models.Bytes `yaml:"slc_cache_min"`
 	// WriteBuffer is the DRAM that holds acknowledged writes until NAND
 	// programs them. 0 = two page groups per die.
 	WriteBuffer models.Bytes `yaml:"write_buffer"`
+	// MapCache is the part of the forward map a DRAM-less drive caches (in
+	// SRAM or the NVMe host memory buffer), in bytes of map: 4 bytes map
+	// 4 KiB. 0 = the whole map is in DRAM (mapcache.go).
+	MapCache models.Bytes `yaml:"map_cache"`
 	// GCFreeBlocks is the number of free blocks per die below which
 	// garbage collection runs. 0 = 2.
 	GCFreeBlocks int `yaml:"gc_free_blocks"`
@@ -105,6 +125,16 @@ type Config struct {
 	SeqWriteMBps  float64 `yaml:"seq_write_mbps"`
 	RandReadIOPS  float64 `yaml:"rand_read_iops"`
 	RandWriteIOPS float64 `yaml:"rand_write_iops"`
+	// RandWriteInCache says the vendor measured RandWriteIOPS of a drive
+	// with an SLC cache within the cache (a short burst on a small span);
+	// otherwise it is a fresh-out-of-box run over the whole span, which
+	// runs far past the cache.
+	RandWriteInCache bool `yaml:"rand_write_in_cache"`
+	// PostCacheWriteMBps is the published sequential write rate once the
+	// SLC cache is full (a review's whole-drive fill; for drives without an
+	// SLC cache, the datasheet's sequential write). The model does not use
+	// it: tests check that the NAND geometry and program time give it.
+	PostCacheWriteMBps float64 `yaml:"post_cache_write_mbps"`
 }
 
 func cfgErr(field, format string, args ...any) error {
@@ -129,6 +159,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.GCFreeBlocks == 0 {
 		c.GCFreeBlocks = 2
+	}
+	if c.CellBits == 0 {
+		c.CellBits = 3
 	}
 	if c.WriteBuffer == 0 && c.Planes > 0 {
 		c.WriteBuffer = models.Bytes(2*c.Channels*c.DiesPerChannel*c.Planes) * c.PageSize
@@ -161,8 +194,10 @@ func (c Config) Validate() error {
 		return cfgErr("planes", "must be positive")
 	case c.PageSize < slotSize || c.PageSize%slotSize != 0:
 		return cfgErr("page_size", "must be a positive multiple of 4KiB, got %d", c.PageSize)
-	case c.PagesPerBlock < 3:
-		return cfgErr("pages_per_block", "must be at least 3, got %d", c.PagesPerBlock)
+	case c.CellBits != 3 && c.CellBits != 4:
+		return cfgErr("cell_bits", "want 3 (TLC) or 4 (QLC), got %d", c.CellBits)
+	case c.PagesPerBlock < c.CellBits:
+		return cfgErr("pages_per_block", "must be at least %d, got %d", c.CellBits, c.PagesPerBlock)
 	case c.BlocksPerDie <= 0:
 		return cfgErr("blocks_per_die", "must be positive")
 	case !(c.ChannelMBps > 0):
@@ -175,8 +210,12 @@ func (c Config) Validate() error {
 		return cfgErr("erase", "must be positive")
 	case c.ProgramSuspend < 0 || c.ProgramSuspend > c.ProgramTLC:
 		return cfgErr("program_suspend", "must be within 0..program_tlc, got %v", c.ProgramSuspend)
+	case math.IsNaN(c.ReadRetry) || c.ReadRetry < 0 || c.ReadRetry > maxRetry:
+		return cfgErr("read_retry", "must be within 0..%d, got %g", maxRetry, c.ReadRetry)
 	case c.SLCCacheMax < 0 || c.SLCCacheMin < 0 || c.SLCCacheMin > c.SLCCacheMax:
 		return cfgErr("slc_cache_min", "want 0 <= slc_cache_min <= slc_cache_max")
+	case c.MapCache < 0:
+		return cfgErr("map_cache", "must not be negative")
 	case c.GCFreeBlocks < 2:
 		return cfgErr("gc_free_blocks", "must be at least 2")
 	case c.RatedTBW < 0:
@@ -209,12 +248,13 @@ const minScaledBlocks = 256
 // ScaleTo returns the configuration of the same drive with user capacity
 // capacity: the same geometry per die (channels, dies, planes, page size)
 // with proportionally fewer blocks, so that parallelism, latencies and the
-// raw-to-user ratio stay what they are. The SLC cache scales in proportion.
+// raw-to-user ratio stay what they are. The SLC cache and a DRAM-less
+// drive's map cache scale in proportion.
 // Use it to run tests and long simulations on small drives.
 //
 // When fewer than minScaledBlocks blocks per die would remain, blocks
-// shrink instead (fewer pages per block, a multiple of 3 so SLC mode still
-// holds a third) and the erase time shrinks in proportion, so that erase
+// shrink instead (fewer pages per block, a multiple of CellBits so SLC
+// mode still holds whole word lines) and the erase time shrinks in proportion, so that erase
 // time per byte, program and read times, and the number of blocks garbage
 // collection chooses from all stay representative.
 func (c Config) ScaleTo(capacity int64) (Config, error) {
@@ -224,8 +264,9 @@ func (c Config) ScaleTo(capacity int64) (Config, error) {
 	f := float64(capacity) / float64(c.Capacity)
 	pages := float64(c.BlocksPerDie) * float64(c.PagesPerBlock) * f // pages per plane per die
 	c.BlocksPerDie = int(math.Ceil(float64(c.BlocksPerDie) * f))
-	if c.BlocksPerDie < minScaledBlocks && c.PagesPerBlock > 3 {
-		ppb := max(3, int(pages/minScaledBlocks)/3*3)
+	bits := c.withDefaults().CellBits
+	if c.BlocksPerDie < minScaledBlocks && c.PagesPerBlock > bits {
+		ppb := max(bits, int(pages/minScaledBlocks)/bits*bits)
 		if ppb < c.PagesPerBlock {
 			c.Erase = time.Duration(float64(c.Erase) * float64(ppb) / float64(c.PagesPerBlock))
 			c.PagesPerBlock = ppb
@@ -234,6 +275,7 @@ func (c Config) ScaleTo(capacity int64) (Config, error) {
 	}
 	c.SLCCacheMax = models.Bytes(math.Round(float64(c.SLCCacheMax) * f))
 	c.SLCCacheMin = models.Bytes(math.Round(float64(c.SLCCacheMin) * f))
+	c.MapCache = models.Bytes(math.Round(float64(c.MapCache) * f))
 	c.Capacity = models.Bytes(capacity)
 	if err := c.Validate(); err != nil {
 		return c, fmt.Errorf("scaled to %d bytes: %w", capacity, err)
@@ -250,9 +292,16 @@ func (c Config) Summary() string {
 	cache := "no SLC cache"
 	if c.SLCCacheMax > 0 {
 		cache = fmt.Sprintf("SLC cache %.0f GB", float64(c.SLCCacheMax)/1e9)
+		if c.PostCacheWriteMBps > 0 {
+			cache += fmt.Sprintf(", %.0f MB/s past it", c.PostCacheWriteMBps)
+		}
 	}
-	return fmt.Sprintf("%s SSD, %s, seq R/W %.0f/%.0f MB/s, 4K random R/W %.0fK/%.0fK IOPS, %s, %.0f TBW",
-		formatCapacity(int64(c.Capacity)), iface, c.SeqReadMBps, c.SeqWriteMBps,
+	cell := "TLC"
+	if c.CellBits == 4 {
+		cell = "QLC"
+	}
+	return fmt.Sprintf("%s %s SSD, %s, seq R/W %.0f/%.0f MB/s, 4K random R/W %.0fK/%.0fK IOPS, %s, %.0f TBW",
+		formatCapacity(int64(c.Capacity)), cell, iface, c.SeqReadMBps, c.SeqWriteMBps,
 		c.RandReadIOPS/1e3, c.RandWriteIOPS/1e3, cache, c.RatedTBW)
 }
 

@@ -11,6 +11,8 @@ type stats struct {
 	erases                int64
 	folds                 int64 // SLC blocks folded in idle time
 	trims                 int64
+	retries               int64 // read-retry steps of host reads
+	mapMisses             int64 // map pages read from NAND (DRAM-less drives)
 }
 
 // Counters implements models.Observer. gc_pages_copied counts 4 KiB
@@ -49,5 +51,7 @@ func (d *Drive) Counters() []models.Counter {
 		{Name: "erase_count_max", Value: float64(emax)},
 		{Name: "endurance_used_pct", Value: endurance},
 		{Name: "trims", Value: float64(d.st.trims)},
+		{Name: "read_retries", Value: float64(d.st.retries)},
+		{Name: "map_cache_misses", Value: float64(d.st.mapMisses)},
 	}
 }

@@ -18,7 +18,8 @@
 // direction for SATA) has a reservation calendar (models/timeline); the
 // controller admits commands at ControllerIOPS and adds CommandOverhead of
 // latency.
-// A read senses the page groups holding its slots (tR of the block's mode)
+// A read senses the page groups holding its slots (tR of the block's mode
+// and of the page type, plus any read-retry steps: readtime.go)
 // on their dies, moves the slots over the channels, then over the link. A
 // write moves its data over the link into the DRAM write buffer and is
 // acknowledged there; full page groups are programmed (channel transfer,
@@ -42,6 +43,9 @@
 // A block's valid count is the number of such slots; full blocks sit in
 // per-die buckets by valid count for greedy garbage collection.
 //
+// A DRAM-less drive (Config.MapCache) caches only part of its map; a read
+// whose map page is not cached reads it from NAND first (mapcache.go).
+//
 // # Background work
 //
 // Garbage collection is paced with host writes (see gc.go); SLC-cache
@@ -50,10 +54,11 @@
 //
 // # Not modelled
 //
-// Read disturb, retention, wear levelling beyond erase counting, read
-// retries, thermal throttling, power states, mapping-table persistence
+// Read disturb, retention (read retries grow with wear only), wear
+// levelling beyond erase counting, thermal throttling, power states, mapping-table persistence
 // (drives with DRAM journal it at negligible cost), hot/cold separation.
 //
-// The model is deterministic and has no random choices; New's seed is
-// accepted for the model contract.
+// The model is deterministic: its one random choice, how many read-retry
+// steps a NAND read needs (readtime.go), comes from the drive's own
+// generator seeded by New's seed.
 package ssd

@@ -2,6 +2,7 @@ package ssd
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/nasemu/nasemu/models"
@@ -76,6 +77,14 @@ type Drive struct {
 	ctrl     timeline.Timeline
 	admit    time.Duration // controller time per command (1/ControllerIOPS)
 
+	// Read time variation (readtime.go): tR by page type, and the
+	// drive's own generator for read-retry draws.
+	tR        [4]time.Duration
+	retryZero float64 // exp(-ReadRetry): P(no retry) of an unworn block
+	rng       rand.PCG
+
+	maps *mapCache // nil: the whole map is in DRAM
+
 	// Host write frontier: the page group being filled.
 	curDie    int
 	curBlock  int32 // -1 = none
@@ -100,8 +109,9 @@ var (
 	_ models.Observer = (*Drive)(nil)
 )
 
-// New returns a fresh (purged) drive. seed is accepted for the model
-// contract; the model itself has no random choices.
+// New returns a fresh (purged) drive. seed seeds the drive's generator of
+// read-retry draws (readtime.go); a drive without retries (ReadRetry 0)
+// makes no random choices.
 func New(cfg Config, seed uint64) (*Drive, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -109,6 +119,11 @@ func New(cfg Config, seed uint64) (*Drive, error) {
 	cfg = cfg.withDefaults()
 	g := newGeometry(cfg)
 	d := &Drive{cfg: cfg, geo: g, seed: seed}
+	d.rng.Seed(seed, 0x9e3779b97f4a7c15)
+	d.readTimes()
+	if cfg.MapCache > 0 {
+		d.maps = newMapCache(int64(cfg.MapCache), g.userSlots)
+	}
 	d.fwd = newPackedArray(g.userSlots, g.fwdBits)
 	d.rev = newPackedArray(g.totalSlots, g.revBits)
 	n := g.totalBlocks
@@ -230,6 +245,9 @@ func (d *Drive) read(t time.Duration, r models.Request) time.Duration {
 		return t
 	}
 	first, last := r.Offset/slotSize, (r.End()-1)/slotSize
+	if d.maps != nil {
+		t = d.mapLookup(t, first, last)
+	}
 	nandDone := t
 	// Consecutive slots in one page group share a (multi-plane) sense.
 	runPage, runN := int64(-1), int64(0)
@@ -259,16 +277,14 @@ func (d *Drive) read(t time.Duration, r models.Request) time.Duration {
 	return end
 }
 
-// readPage senses the page group holding PPN p and moves n slots of it
-// over the channel; it returns when the data is in the controller.
+// readPage senses the page group holding PPN p (tR of its page type and
+// any read-retry steps, readtime.go) and moves n slots of it over the
+// channel; it returns when the data is in the controller.
 func (d *Drive) readPage(t time.Duration, p, n int64) time.Duration {
 	di := d.dieOf(p)
 	dd := &d.dies[di]
-	tR := d.cfg.ReadTLC
-	if d.mode[p/d.geo.slotsPerBlock] == modeSLC {
-		tR = d.cfg.ReadSLC
-	}
 	x := transfer(n*slotSize, d.cfg.ChannelMBps)
+	tR := d.senseTime(p, x)
 	if d.cfg.ProgramSuspend > 0 {
 		return d.readSuspending(di, t, tR, x)
 	}
@@ -408,6 +424,9 @@ func (d *Drive) remap(lpn, p int64) {
 		d.invalidate(old)
 	} else {
 		d.mapped++
+		if d.maps != nil {
+			d.maps.written[lpn>>mapPageShift] = true
+		}
 	}
 	d.fwd.set(lpn, uint64(p+1))
 	d.rev.set(p, uint64(lpn))

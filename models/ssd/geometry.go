@@ -12,7 +12,7 @@ const slotSize = 4096
 // global block number is die*blocksPerDie + block-in-die. Inside a block,
 // offsets run page group by page group: a page group is one page on every
 // plane, programmed together, groupSlots slots. A block in SLC mode holds
-// one bit per cell, so only its first slcSlots offsets (a third) are used.
+// one bit per cell, so only its first slcSlots offsets (1/CellBits) are used.
 type geometry struct {
 	dies          int
 	channels      int
@@ -20,7 +20,8 @@ type geometry struct {
 	groupSlots    int64 // slots per multi-plane page group (program unit)
 	slotsPerPage  int64 // slots per plane page (read unit)
 	slotsPerBlock int64 // TLC
-	slcSlots      int64 // SLC: a third of the TLC block, whole page groups
+	cellBits      int   // bits per cell of the native mode (pages per word line)
+	slcSlots      int64 // SLC: 1/CellBits of the native block, whole page groups
 	totalBlocks   int
 	totalSlots    int64 // raw NAND in slots (TLC)
 	userSlots     int64 // addressable user slots after extra over-provisioning
@@ -36,7 +37,12 @@ func newGeometry(c Config) geometry {
 	g.slotsPerPage = int64(c.PageSize) / slotSize
 	g.groupSlots = g.slotsPerPage * int64(c.Planes)
 	g.slotsPerBlock = g.groupSlots * int64(c.PagesPerBlock)
-	g.slcSlots = g.groupSlots * int64(c.PagesPerBlock/3)
+	cb := c.CellBits
+	if cb == 0 {
+		cb = 3
+	}
+	g.cellBits = cb
+	g.slcSlots = g.groupSlots * int64(c.PagesPerBlock/cb)
 	g.totalBlocks = g.dies * c.BlocksPerDie
 	g.totalSlots = int64(g.totalBlocks) * g.slotsPerBlock
 	user := int64(float64(c.Capacity) * (1 - c.Overprovision))

@@ -8,13 +8,19 @@ import (
 // Dynamic SLC cache
 //
 // Consumer drives write host data into free TLC blocks programmed in SLC
-// mode (one bit per cell: a third of the block's TLC capacity, programmed
-// several times faster). The cache is not a reserved area: its capacity is
-// the free space the drive can lend, from SLCCacheMax on an empty drive
-// down to SLCCacheMin (carved from the factory spare area) on a full one,
-// linear in the user data held. A host page group goes to SLC while the
-// SLC slots in use (valid or stale, until their block is erased) leave room
-// for it; once the cache is full, writes go straight to TLC at TLC speed.
+// mode (one bit per cell: a third of the block's TLC capacity, a quarter
+// of a QLC one's, programmed several times faster). The cache is not a
+// reserved area: its capacity is what the free space the drive can lend
+// holds in SLC mode — the user capacity not holding data, at 1/CellBits
+// density — on top of SLCCacheMin (the static part, carved from the
+// factory spare area), and never more than SLCCacheMax, the firmware's
+// limit. A drive whose limit is small keeps its whole cache until it is
+// nearly full; one that lends every free block (SLCCacheMax near a third
+// of the capacity) loses cache with every byte of data. A host page group
+// goes to SLC while the SLC slots in use (valid or stale, until their
+// block is erased) leave room for it; once the cache is full, writes go
+// straight to TLC at TLC speed, and the SLC blocks still holding data
+// are folded by garbage collection as free blocks run out.
 //
 // Folding empties the cache: the valid data of SLC blocks is read (SLC
 // tR) and programmed into TLC blocks, and the SLC blocks are erased. It
@@ -31,14 +37,16 @@ import (
 // of milliseconds is typical of client firmware idle detection).
 const foldIdle = 10 * time.Millisecond
 
-// slcCapacity returns the current SLC cache capacity in slots.
+// slcCapacity returns the current SLC cache capacity in slots: the static
+// part and what the user space not holding data holds in SLC mode, up to
+// the firmware's limit.
 func (d *Drive) slcCapacity() int64 {
 	if d.cfg.SLCCacheMax == 0 {
 		return 0
 	}
 	hi, lo := int64(d.cfg.SLCCacheMax)/slotSize, int64(d.cfg.SLCCacheMin)/slotSize
-	emptyFrac := 1 - float64(d.mapped)/float64(d.geo.userSlots)
-	return lo + int64(float64(hi-lo)*emptyFrac)
+	free := max(d.geo.userSlots-d.mapped, 0)
+	return min(hi, lo+free/int64(d.geo.cellBits))
 }
 
 // slcRoom reports whether the next host page group may go to SLC.
