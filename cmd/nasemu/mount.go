@@ -125,7 +125,7 @@ func mount(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	capacity, free := f.Usage()
 	fmt.Fprintf(stderr, "nasemu mount: %s mounted at %s (%s usable, %s free), files in %s\n",
-		s.Name, mountpoint, models.Bytes(capacity), models.Bytes(free), f.Backing())
+		s.Name, mountpoint, models.Bytes(capacity).Human(), models.Bytes(free).Human(), f.Backing())
 	fmt.Fprintf(stderr, "nasemu mount: control socket %s (nasemu ctl --socket %s status)\n", *socket, *socket)
 
 	unmounted := make(chan struct{})

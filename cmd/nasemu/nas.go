@@ -331,7 +331,7 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 		rt := comp.RoundTrip()
 		info.Mountpoint, info.RunDir, info.SMB, info.URL = mnt, runDir, srv, srv.URL("")
 		capacity, free := f.Usage()
-		fmt.Fprintf(stderr, "nasemu nas: %s (%s usable, %s free), files in %s\n", s.Name, models.Bytes(capacity), models.Bytes(free), f.Backing())
+		fmt.Fprintf(stderr, "nasemu nas: %s (%s usable, %s free), files in %s\n", s.Name, models.Bytes(capacity).Human(), models.Bytes(free).Human(), f.Backing())
 		fmt.Fprintf(stderr, "nasemu nas: SMB share //%s/%s for user %s (target %s), answers %v early (FUSE %v, SMB %v)\n",
 			srv.Addr(), srv.Share(), *userName, srv.URL(""), wallTime(f.Compensation(), *scale)+rt, wallTime(f.Compensation(), *scale), rt)
 		if fusefs.SplitsSMBWrites() {
@@ -341,7 +341,7 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 	}
 	if lun != nil {
 		fmt.Fprintf(stderr, "nasemu nas: iSCSI LUN 0 of %s at %s: %s at the end of the array of %s (from %s), bytes in %s\n",
-			*iqn, lun.Addr(), models.Bytes(arr.lunSize), s.Name, models.Bytes(arr.lunBase), *lunFile)
+			*iqn, lun.Addr(), models.Bytes(arr.lunSize).Human(), s.Name, models.Bytes(arr.lunBase).Human(), *lunFile)
 	}
 	if ready != nil {
 		ready(info)
