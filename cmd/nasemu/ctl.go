@@ -78,9 +78,18 @@ func ctlRequest(words []string) (fusefs.ControlRequest, error) {
 	return req, nil
 }
 
-// onlySocket finds the control socket of the one emulator running.
+// onlySocket finds the control socket of the one emulator (mount or nas)
+// running.
 func onlySocket() (string, error) {
-	found, _ := filepath.Glob(filepath.Join(stateBase(), "mount-*", "ctl.sock"))
+	var found []string
+	all, _ := filepath.Glob(filepath.Join(stateBase(), "*-*", "ctl.sock"))
+	for _, sock := range all {
+		// The state directory of an emulator killed before it could
+		// clean up: its socket is stale.
+		if pid, ok := stateDirPID(filepath.Dir(sock)); ok && !processGone(pid) {
+			found = append(found, sock)
+		}
+	}
 	switch len(found) {
 	case 0:
 		return "", usagef("no running emulator found in %s: give --socket", stateBase())

@@ -24,7 +24,7 @@ var examples = map[string][]string{
 	},
 	"mount": {
 		"nasemu mount --setup ds1817-raid5-hdd-smb-1g --backing /srv/share /mnt/nas",
-		"nasemu mount --setup my-nas.yaml --backing /srv/share --metrics 127.0.0.1:9108 /mnt/nas",
+		"nasemu mount --setup my-nas.yaml --backing /srv/share --metrics 127.0.0.1:9108 --ready-file /run/nas.ready /mnt/nas",
 	},
 	"umount": {
 		"nasemu umount /mnt/nas",

@@ -79,10 +79,12 @@ func init() {
 		"compare":  {"run a suite or job file on several targets and compare them side by side", runCompare},
 		"presets":  {"list the catalog: drives, systems, links, setups", runPresets},
 		"mount":    {"mount an emulated NAS share (FUSE) over a backing directory", runMount},
+		"umount":   {"unmount a share: its emulator saves its state and exits (or clear one a killed emulator left)", runUmount},
 		"nas":      {"serve an emulated NAS share over SMB (FUSE volume + managed smbd on loopback)", runNas},
 		"ctl":      {"control a running emulator: status, fail/replace a drive, power loss", runCtl},
 		"iscsi":    {"serve an emulated LUN over iSCSI", runISCSI},
 		"validate": {"predict the reference measurements and compare (median error, share within 25 %)", runValidate},
+		"doctor":   {"check this host for what mount, nas and iscsi need (FUSE, sysctl, Samba, ports) and say how to fix it", runDoctor},
 		"help":     {"print the commands, or a command's flags and examples (nasemu help COMMAND)", runHelp},
 	}
 }
