@@ -32,3 +32,39 @@ func TestSetupsEmbedded(t *testing.T) {
 		t.Errorf("by path: %v", err)
 	}
 }
+
+// TestReferenceEmbedded checks that the embedded reference data is the
+// source tree's, file for file and byte for byte.
+func TestReferenceEmbedded(t *testing.T) {
+	onDisk := os.DirFS("testdata/reference")
+	want, err := fs.Glob(onDisk, "*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, name := range want {
+		if name == "README.md" {
+			continue // documentation, not data
+		}
+		n++
+		disk, err := fs.ReadFile(onDisk, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		emb, err := fs.ReadFile(Reference, name)
+		if err != nil {
+			t.Errorf("%s is not embedded: %v", name, err)
+			continue
+		}
+		if string(emb) != string(disk) {
+			t.Errorf("embedded %s differs from the source tree's", name)
+		}
+	}
+	got, _ := fs.Glob(Reference, "*")
+	if n == 0 || len(got) != n {
+		t.Errorf("embedded %v, want the %d data files of testdata/reference", got, n)
+	}
+	if _, err := fs.Stat(Reference, ReferenceCases); err != nil {
+		t.Error(err)
+	}
+}

@@ -186,7 +186,7 @@ func CheckMount(mountpoint, backing string) (string, error) {
 		abs = real
 	}
 	if mounted(abs) {
-		return "", fmt.Errorf("%w: %s is busy: something is mounted there (a crashed emulator leaves its mount: umount -l or fusermount3 -uz it)", ErrMountpoint, mountpoint)
+		return "", fmt.Errorf("%w: %s is busy: something is mounted there (a running emulator: nasemu umount it; another filesystem: umount it)", ErrMountpoint, mountpoint)
 	}
 	b, err := filepath.Abs(backing)
 	if err != nil {

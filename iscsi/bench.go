@@ -119,7 +119,7 @@ func OpenLUN(ctx context.Context, name string, cfg SessionConfig, lun uint64) (*
 	t.space = bench.NewSpace(name, t.size(), max(4096, int64(t.cap.BlockSize)))
 	vendor, product, _ := s.Inquiry(ctx, lun)
 	t.desc = fmt.Sprintf("iSCSI LUN %d of %s at %s: %s %s, %s in %d-byte blocks",
-		lun, cfg.Target, cfg.Addr, vendor, product, models.Bytes(t.size()), t.cap.BlockSize)
+		lun, cfg.Target, cfg.Addr, vendor, product, models.Bytes(t.size()).Human(), t.cap.BlockSize)
 	return t, nil
 }
 

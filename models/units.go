@@ -66,3 +66,60 @@ func (b Bytes) String() string {
 	}
 	return strconv.FormatInt(int64(b), 10)
 }
+
+// Human formats b for people, with a space before the unit. A size that
+// is a whole number of a binary unit, or one with up to two decimals
+// (256 MiB, 1.5 GiB: sizes given in binary units), prints in that unit; a
+// size that is exact in a decimal unit (1.92 TB, 960 GB: sizes given as
+// drives are sold) in that one; whichever reads shorter when both are
+// exact. Any other size, such as the usable capacity of an array of
+// drives, prints in decimal units with three significant digits (3.00 TB).
+func (b Bytes) Human() string {
+	if b < 0 {
+		return "-" + (-b).Human()
+	}
+	if b < 1000 {
+		return strconv.FormatInt(int64(b), 10) + " B"
+	}
+	bin, binUnit, binExact := humanIn(int64(b), []int64{1 << 10, 1 << 20, 1 << 30, 1 << 40, 1 << 50}, []string{"KiB", "MiB", "GiB", "TiB", "PiB"})
+	dec, decUnit, decExact := humanIn(int64(b), []int64{1e3, 1e6, 1e9, 1e12, 1e15}, []string{"kB", "MB", "GB", "TB", "PB"})
+	if binExact && (!decExact || len(bin) <= len(dec)) {
+		return bin + " " + binUnit
+	}
+	return dec + " " + decUnit
+}
+
+// humanIn formats b in the largest of units (ascending, with their names)
+// that is at most b, and reports whether that is exact with at most two
+// decimals; when it is not, the figure has three significant digits.
+func humanIn(b int64, units []int64, names []string) (figure, unit string, exact bool) {
+	i := 0
+	for i+1 < len(units) && units[i+1] <= b {
+		i++
+	}
+	u := units[i]
+	if b < u {
+		return "", "", false // below the smallest unit
+	}
+	v := float64(b) / float64(u)
+	// v has at most two decimals when 100·b is a multiple of u, that is
+	// when b is one of u/gcd(u, 100).
+	g := int64(100)
+	for r := u % g; r != 0; r = u % g {
+		u, g = g, r
+	}
+	u = units[i]
+	if b%(u/g) == 0 {
+		s := strconv.FormatFloat(v, 'f', 2, 64)
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+		return s, names[i], true
+	}
+	prec := 0
+	switch {
+	case v < 10:
+		prec = 2
+	case v < 100:
+		prec = 1
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64), names[i], false
+}

@@ -78,9 +78,18 @@ func ctlRequest(words []string) (fusefs.ControlRequest, error) {
 	return req, nil
 }
 
-// onlySocket finds the control socket of the one emulator running.
+// onlySocket finds the control socket of the one emulator (mount or nas)
+// running.
 func onlySocket() (string, error) {
-	found, _ := filepath.Glob(filepath.Join(stateBase(), "mount-*", "ctl.sock"))
+	var found []string
+	all, _ := filepath.Glob(filepath.Join(stateBase(), "*-*", "ctl.sock"))
+	for _, sock := range all {
+		// The state directory of an emulator killed before it could
+		// clean up: its socket is stale.
+		if pid, ok := stateDirPID(filepath.Dir(sock)); ok && !processGone(pid) {
+			found = append(found, sock)
+		}
+	}
 	switch len(found) {
 	case 0:
 		return "", usagef("no running emulator found in %s: give --socket", stateBase())
@@ -93,14 +102,14 @@ func onlySocket() (string, error) {
 // printStatus prints a response for people.
 func printStatus(w io.Writer, req fusefs.ControlRequest, resp fusefs.ControlResponse) {
 	if req.Cmd == "power-loss" {
-		fmt.Fprintf(w, "power lost: %s of unsynced writes and %d namespace changes since the last journal commit undone\n", models.Bytes(resp.LostBytes), resp.LostChanges)
+		fmt.Fprintf(w, "power lost: %s of unsynced writes and %d namespace changes since the last journal commit undone\n", models.Bytes(resp.LostBytes).Human(), resp.LostChanges)
 	}
 	st := resp.Status
 	if st == nil {
 		return
 	}
 	fmt.Fprintf(w, "share %s (files in %s): %s usable, %s free, model time %.1f s, %d requests in flight, %d namespace changes not yet committed\n",
-		st.Mountpoint, st.Backing, models.Bytes(st.Capacity), models.Bytes(st.Free), st.ModelTime, st.InFlight, st.PendingChanges)
+		st.Mountpoint, st.Backing, models.Bytes(st.Capacity).Human(), models.Bytes(st.Free).Human(), st.ModelTime, st.InFlight, st.PendingChanges)
 	if len(st.Arrays) == 0 {
 		return
 	}

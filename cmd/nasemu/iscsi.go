@@ -116,7 +116,7 @@ func serveISCSI(ctx context.Context, args []string, stderr io.Writer, ready chan
 		return err
 	}
 	fmt.Fprintf(stderr, "nasemu iscsi: %s (%s, %d-byte blocks) at %s as %s\n",
-		desc, models.Bytes(model.Capacity()), *blockSize, srv.Addr(), *iqn)
+		desc, models.Bytes(model.Capacity()).Human(), *blockSize, srv.Addr(), *iqn)
 	if ready != nil {
 		ready <- srv.Addr()
 	}

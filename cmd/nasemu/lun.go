@@ -121,7 +121,7 @@ func newNASArray(front models.Device, lunSize int64) (*nasArray, error) {
 	lunSize = lunSize / lunAlign * lunAlign
 	base := (capacity - lunSize) / lunAlign * lunAlign
 	if lunSize <= 0 || base < lunAlign {
-		return nil, fmt.Errorf("%w: a LUN of %s does not fit beside a share in %s (want at least 1 MiB for each, in whole MiB)", models.ErrConfig, models.Bytes(lunSize), models.Bytes(capacity))
+		return nil, fmt.Errorf("%w: a LUN of %s does not fit beside a share in %s (want at least 1 MiB for each, in whole MiB)", models.ErrConfig, models.Bytes(lunSize).Human(), models.Bytes(capacity).Human())
 	}
 	lun, err := proto.New(proto.Config{Protocol: proto.ISCSI}, pd.Link(), below)
 	if err != nil {

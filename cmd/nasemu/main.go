@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 	"sort"
 	"strings"
@@ -17,8 +18,50 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version, when set at build time with -ldflags "-X main.version=...",
+// overrides the module version the build records.
+var version = ""
+
+// versionString describes the build for --version: the module version (a
+// release when built with 'go install ...@vX', "(devel)" otherwise), the
+// commit it was built from, when, and whether the tree had uncommitted
+// changes (the VCS stamp 'go build' records from a git checkout), and the
+// Go version.
+func versionString(info *debug.BuildInfo, ok bool) string {
+	if !ok {
+		if version != "" {
+			return "nasemu " + version
+		}
+		return "nasemu (no build information)"
+	}
+	v := info.Main.Version
+	if version != "" {
+		v = version
+	}
+	if v == "" {
+		v = "(devel)"
+	}
+	vcs := map[string]string{}
+	for _, s := range info.Settings {
+		vcs[s.Key] = s.Value
+	}
+	out := "nasemu " + v
+	if rev := vcs["vcs.revision"]; rev != "" {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		out += ", commit " + rev
+		if t := vcs["vcs.time"]; t != "" {
+			out += " of " + t
+		}
+		if vcs["vcs.modified"] == "true" {
+			out += " with uncommitted changes"
+		}
+	} else {
+		out += ", no commit recorded (built outside a git checkout or with -buildvcs=false)"
+	}
+	return out + ", " + info.GoVersion
+}
 
 // command is one subcommand.
 type command struct {
@@ -27,15 +70,23 @@ type command struct {
 }
 
 // commands maps a subcommand's name to its implementation.
-var commands = map[string]command{
-	"bench":    {"run a suite or fio job file against sim:SETUP or a path", runBench},
-	"compare":  {"run a suite or job file on several targets and compare them side by side", runCompare},
-	"presets":  {"list the catalog: drives, systems, links, setups", runPresets},
-	"mount":    {"mount an emulated NAS share (FUSE) over a backing directory", runMount},
-	"nas":      {"serve an emulated NAS share over SMB (FUSE volume + managed smbd on loopback)", runNas},
-	"ctl":      {"control a running emulator: status, fail/replace a drive, power loss", runCtl},
-	"iscsi":    {"serve an emulated LUN over iSCSI", runISCSI},
-	"validate": {"predict the reference measurements and compare (median error, share within 25 %)", runValidate},
+var commands map[string]command
+
+func init() {
+	// Assigned here, not in the declaration: runHelp refers to commands.
+	commands = map[string]command{
+		"bench":    {"run a suite or fio job file against sim:SETUP or a path", runBench},
+		"compare":  {"run a suite or job file on several targets and compare them side by side", runCompare},
+		"presets":  {"list the catalog: drives, systems, links, setups", runPresets},
+		"mount":    {"mount an emulated NAS share (FUSE) over a backing directory", runMount},
+		"umount":   {"unmount a share: its emulator saves its state and exits (or clear one a killed emulator left)", runUmount},
+		"nas":      {"serve an emulated NAS share over SMB (FUSE volume + managed smbd on loopback)", runNas},
+		"ctl":      {"control a running emulator: status, fail/replace a drive, power loss", runCtl},
+		"iscsi":    {"serve an emulated LUN over iSCSI", runISCSI},
+		"validate": {"predict the reference measurements and compare (median error, share within 25 %)", runValidate},
+		"doctor":   {"check this host for what mount, nas and iscsi need (FUSE, sysctl, Samba, ports) and say how to fix it", runDoctor},
+		"help":     {"print the commands, or a command's flags and examples (nasemu help COMMAND)", runHelp},
+	}
 }
 
 // usageError marks bad usage or bad input: exit status 2.
@@ -51,7 +102,7 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout)
 		if len(args) == 0 {
 			return 2
@@ -59,7 +110,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if args[0] == "--version" || args[0] == "version" {
-		fmt.Fprintln(stdout, "nasemu", version)
+		fmt.Fprintln(stdout, versionString(debug.ReadBuildInfo()))
 		return 0
 	}
 	cmd, ok := commands[args[0]]
@@ -115,15 +166,20 @@ func startCPUProfile(path string) (stop func(), err error) {
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "nasemu simulates, emulates and benchmarks NAS storage.\n\nUsage: nasemu COMMAND [flags]\n\nCommands:")
+	for _, n := range commandNames() {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'nasemu help COMMAND' (or 'nasemu COMMAND --help') for a command's flags and examples;\n'nasemu --version' prints the version.")
+}
+
+// commandNames lists the commands in alphabetical order.
+func commandNames() []string {
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
-	}
-	fmt.Fprintln(w, "\nRun 'nasemu COMMAND --help' for a command's flags; 'nasemu --version' prints the version.")
+	return names
 }
 
 // newFlags returns a flag set that reports errors instead of exiting, with
@@ -134,6 +190,7 @@ func newFlags(name, synopsis string, stderr io.Writer) *pflag.FlagSet {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: nasemu %s %s\n\nFlags:\n", name, synopsis)
 		fs.PrintDefaults()
+		printExamples(stderr, name)
 	}
 	return fs
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -59,5 +60,27 @@ func TestCPUProfileEnv(t *testing.T) {
 	out.Reset()
 	if code := run([]string{"presets", "drives"}, &out, &out); code != 2 || !strings.Contains(out.String(), cpuProfileEnv) {
 		t.Errorf("an uncreatable profile path: exit %d, %q; want exit 2 naming %s", code, out.String(), cpuProfileEnv)
+	}
+}
+
+// --version names the commit the build records, and says when it has none.
+func TestVersionString(t *testing.T) {
+	info := &debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+		{Key: "vcs", Value: "git"},
+		{Key: "vcs.revision", Value: "8de62031ca58ee24468aa90bd9f34fcbc8881814"},
+		{Key: "vcs.time", Value: "2026-12-01T17:30:00Z"},
+		{Key: "vcs.modified", Value: "true"},
+	}}
+	want := "nasemu (devel), commit 8de62031ca58 of 2026-12-01T17:30:00Z with uncommitted changes, go1.26.0"
+	if got := versionString(info, true); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	info.Main.Version, info.Settings = "v0.3.0", nil
+	if got := versionString(info, true); !strings.HasPrefix(got, "nasemu v0.3.0, no commit recorded") {
+		t.Errorf("a release without a VCS stamp: %q", got)
+	}
+	var out bytes.Buffer
+	if code := run([]string{"--version"}, &out, &out); code != 0 || !strings.HasPrefix(out.String(), "nasemu ") || strings.Contains(out.String(), "dev\n") {
+		t.Errorf("--version: exit %d, %q", code, out.String())
 	}
 }

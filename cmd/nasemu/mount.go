@@ -32,7 +32,7 @@ func runMount(args []string, stdout, stderr io.Writer) error {
 // mount serves a share until ctx is done (a signal) or it is unmounted
 // from outside.
 func mount(ctx context.Context, args []string, stderr io.Writer) error {
-	fs := newFlags("mount", "--setup SETUP --backing DIR MOUNTPOINT [--metrics HOST:PORT] [--time-scale F] [--socket PATH]", stderr)
+	fs := newFlags("mount", "--setup SETUP --backing DIR MOUNTPOINT [--metrics HOST:PORT] [--time-scale F] [--socket PATH] [--ready-file PATH] [--nonempty]", stderr)
 	setupName := fs.String("setup", "", "the modelled NAS: a built-in setup's name or a YAML file")
 	backing := fs.String("backing", "", "directory that holds the share's files (kept across mounts)")
 	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at HOST:PORT (e.g. 127.0.0.1:9108)")
@@ -41,6 +41,8 @@ func mount(ctx context.Context, args []string, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "seed of the model's random choices")
 	verbose := fs.Bool("verbose", false, "log every event of the emulator")
 	debug := fs.Bool("debug", false, "log every FUSE request")
+	nonempty := fs.Bool("nonempty", false, "mount over a directory that has files in it (hidden while mounted)")
+	readyFile := fs.String("ready-file", "", "once the share is up, write PATH (KEY=VALUE lines: pid, mountpoint, socket, metrics); removed at exit")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -55,14 +57,18 @@ func mount(ctx context.Context, args []string, stderr io.Writer) error {
 		return usagef("--time-scale must be positive, got %v", *scale)
 	}
 	mountpoint := fs.Arg(0)
+	sweepStateDirs("mount", stderr)
+	if err := clearStale(mountpoint, "mount", stderr); err != nil {
+		return err
+	}
 	if _, err := fusefs.CheckMount(mountpoint, *backing); err != nil {
 		if errors.Is(err, fusefs.ErrMountpoint) || errors.Is(err, fusefs.ErrBackingPlacement) {
 			return usageError{err}
 		}
 		return err
 	}
-	if st, err := os.Stat(*backing); err != nil || !st.IsDir() {
-		return usagef("--backing %s: not a directory", *backing)
+	if err := checkDir("--backing", *backing); err != nil {
+		return err
 	}
 
 	s, err := nasemu.LoadSetup(*setupName)
@@ -72,6 +78,11 @@ func mount(ctx context.Context, args []string, stderr io.Writer) error {
 	model, err := s.Build(*seed)
 	if err != nil {
 		return usageError{err}
+	}
+	if !*nonempty {
+		if err := checkEmpty(mountpoint); err != nil {
+			return err
+		}
 	}
 
 	level := slog.LevelWarn
@@ -100,7 +111,9 @@ func mount(ctx context.Context, args []string, stderr io.Writer) error {
 	if *socket == "" {
 		*socket = filepath.Join(stateDir, "ctl.sock")
 	}
-	os.Remove(*socket) // a stale socket of a killed run
+	if err := replaceStaleSocket(*socket, "mount", stderr); err != nil {
+		return err
+	}
 	ctl, err := net.Listen("unix", *socket)
 	if err != nil {
 		return fmt.Errorf("control socket: %w", err)
@@ -115,10 +128,12 @@ func mount(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", metrics.Handler())
+		mux.Handle("/healthz", healthHandler(f))
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go srv.Serve(l)
 		defer srv.Close()
-		fmt.Fprintf(stderr, "nasemu mount: metrics at http://%s/metrics\n", l.Addr())
+		*metricsAddr = l.Addr().String()
+		fmt.Fprintf(stderr, "nasemu mount: metrics at http://%s/metrics (health at /healthz)\n", l.Addr())
 	}
 
 	if err := f.Mount(mountpoint); err != nil {
@@ -126,8 +141,14 @@ func mount(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	capacity, free := f.Usage()
 	fmt.Fprintf(stderr, "nasemu mount: %s mounted at %s (%s usable, %s free), files in %s\n",
-		s.Name, mountpoint, models.Bytes(capacity), models.Bytes(free), f.Backing())
+		s.Name, mountpoint, models.Bytes(capacity).Human(), models.Bytes(free).Human(), f.Backing())
 	fmt.Fprintf(stderr, "nasemu mount: control socket %s (nasemu ctl --socket %s status)\n", *socket, *socket)
+	if *readyFile != "" {
+		if err := writeReadyFile(*readyFile, [][2]string{{"pid", strconv.Itoa(os.Getpid())}, {"mountpoint", f.Status().Mountpoint}, {"socket", *socket}, {"metrics", *metricsAddr}}); err != nil {
+			return errors.Join(err, f.Unmount())
+		}
+		defer os.Remove(*readyFile)
+	}
 
 	unmounted := make(chan struct{})
 	go func() { f.Wait(); close(unmounted) }()

@@ -155,6 +155,7 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 	scale := fs.Float64("time-scale", 1, "run the model F times slower than real time (for setups faster than this host)")
 	seed := fs.Uint64("seed", 1, "seed of the model's random choices")
 	verbose := fs.Bool("verbose", false, "log every event of the emulator")
+	readyFile := fs.String("ready-file", "", "once the share and the LUN are up, write PATH (KEY=VALUE lines: pid, smb, iscsi, socket); removed at exit")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -178,8 +179,8 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 	}
 	var password string
 	if *smbAddr != "" {
-		if st, err := os.Stat(*backing); err != nil || !st.IsDir() {
-			return usagef("--backing %s: not a directory", *backing)
+		if err := checkDir("--backing", *backing); err != nil {
+			return err
 		}
 		if *userName == "" {
 			u, err := user.Current()
@@ -224,6 +225,7 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 	if err != nil {
 		return usageError{err}
 	}
+	sweepStateDirs("nas", stderr)
 	// The client is real and pays its own per-file work: the model's
 	// client-side cost of a file operation (Explorer's copy engine and
 	// redirector, proto.Config.ClientOp) is not charged again.
@@ -332,7 +334,7 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 		rt := comp.RoundTrip()
 		info.Mountpoint, info.RunDir, info.SMB, info.URL = mnt, runDir, srv, srv.URL("")
 		capacity, free := f.Usage()
-		fmt.Fprintf(stderr, "nasemu nas: %s (%s usable, %s free), files in %s\n", s.Name, models.Bytes(capacity), models.Bytes(free), f.Backing())
+		fmt.Fprintf(stderr, "nasemu nas: %s (%s usable, %s free), files in %s\n", s.Name, models.Bytes(capacity).Human(), models.Bytes(free).Human(), f.Backing())
 		fmt.Fprintf(stderr, "nasemu nas: SMB share //%s/%s for user %s (target %s), answers %v early (FUSE %v, SMB %v)\n",
 			srv.Addr(), srv.Share(), *userName, srv.URL(""), wallTime(f.Compensation(), *scale)+rt, wallTime(f.Compensation(), *scale), rt)
 		if fusefs.SplitsSMBWrites() {
@@ -342,7 +344,13 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 	}
 	if lun != nil {
 		fmt.Fprintf(stderr, "nasemu nas: iSCSI LUN 0 of %s at %s: %s at the end of the array of %s (from %s), bytes in %s\n",
-			*iqn, lun.Addr(), models.Bytes(arr.lunSize), s.Name, models.Bytes(arr.lunBase), *lunFile)
+			*iqn, lun.Addr(), models.Bytes(arr.lunSize).Human(), s.Name, models.Bytes(arr.lunBase).Human(), *lunFile)
+	}
+	if *readyFile != "" {
+		if err := writeReadyFile(*readyFile, info.readyLines()); err != nil {
+			return errors.Join(err, stopAll())
+		}
+		defer os.Remove(*readyFile)
 	}
 	if ready != nil {
 		ready(info)

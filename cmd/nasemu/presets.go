@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/nasemu/nasemu"
+	"github.com/nasemu/nasemu/models"
 	"github.com/nasemu/nasemu/models/catalog"
 	"github.com/nasemu/nasemu/models/link"
 	"github.com/nasemu/nasemu/models/setup"
@@ -77,23 +78,11 @@ func printSetups(w io.Writer) error {
 	for _, s := range all {
 		usable := "?"
 		if c, err := s.UsableCapacity(); err == nil {
-			usable = decimalSize(c)
+			usable = models.Bytes(c).Human()
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.Name, usable, s.Tolerates(), s.Description)
 	}
 	return tw.Flush()
-}
-
-// decimalSize formats a capacity as drives are sold: in GB or TB (10^9,
-// 10^12 bytes).
-func decimalSize(b int64) string {
-	switch {
-	case b >= 1e12:
-		return fmt.Sprintf("%.2f TB", float64(b)/1e12)
-	case b >= 1e9:
-		return fmt.Sprintf("%.1f GB", float64(b)/1e9)
-	}
-	return fmt.Sprintf("%.1f MB", float64(b)/1e6)
 }
 
 // printSystems lists the catalog systems (NAS and servers).

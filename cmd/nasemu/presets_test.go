@@ -64,9 +64,9 @@ func TestPresetsSetupColumns(t *testing.T) {
 		// 4 × WD Red 1TB (1.0002 TB each) in RAID 5: 3 drives' worth.
 		{"ds1817-raid5-hdd-smb-1g", "3.00 TB", "1"},
 		// 2 × Kingston SUV500 240GB in RAID 1: one drive's worth.
-		{"ds1817-raid1-ssd-smb-1g", "240.0 GB", "1"},
+		{"ds1817-raid1-ssd-smb-1g", "240 GB", "1"},
 		// 4 × WD Se 4TB in RAID 0: all of it, no redundancy.
-		{"rst001-raid0-wdse-local", "16.00 TB", "0"},
+		{"rst001-raid0-wdse-local", "16.0 TB", "0"},
 	} {
 		found := false
 		for _, line := range strings.Split(out.String(), "\n") {

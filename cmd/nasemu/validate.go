@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,13 +16,13 @@ import (
 	"github.com/nasemu/nasemu/validate"
 )
 
-// defaultData is the reference data's place in the source tree; validate
-// looks for it in the working directory and its parents.
-const defaultData = "testdata/reference/cases.csv"
+// defaultData names the built-in reference data (nasemu.Reference, the
+// source tree's testdata/reference embedded in the binary) in messages.
+const defaultData = "testdata/reference/" + nasemu.ReferenceCases
 
 func runValidate(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("validate", "[--data FILE.csv] [--format table|json]", stderr)
-	data := fs.String("data", "", "reference cases (CSV; default "+defaultData+" of the source tree)")
+	data := fs.String("data", "", "reference cases (CSV; default: the built-in "+defaultData+")")
 	format := fs.String("format", "table", "output format: table, json")
 	seed := fs.Uint64("seed", 1, "seed of the models and workloads")
 	if err := parseFlags(fs, args); err != nil {
@@ -33,14 +34,7 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	case !slices.Contains([]string{"table", "json"}, *format):
 		return usagef("unknown format %q (known: table, json)", *format)
 	}
-	path := *data
-	if path == "" {
-		var err error
-		if path, err = findData(); err != nil {
-			return usageError{err}
-		}
-	}
-	f, err := os.Open(path)
+	path, f, files, err := openCases(*data)
 	if err != nil {
 		return usageError{err}
 	}
@@ -49,7 +43,7 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageError{err}
 	}
-	out := validate.Run(cases, validate.Options{Build: validate.SetupBuilder(nasemu.LoadSetup), Files: os.DirFS(filepath.Dir(path)), Seed: *seed})
+	out := validate.Run(cases, validate.Options{Build: validate.SetupBuilder(nasemu.LoadSetup), Files: files, Seed: *seed})
 	if *format == "json" {
 		err = validate.WriteJSON(stdout, out)
 	} else {
@@ -69,22 +63,13 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// findData looks for the reference data in the working directory and its
-// parents (the source tree's root holds it).
-func findData() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
+// openCases opens the reference cases at path, or the built-in ones when
+// path is empty, with the directory their job files are named in.
+func openCases(path string) (name string, f io.ReadCloser, files fs.FS, err error) {
+	if path == "" {
+		f, err = nasemu.Reference.Open(nasemu.ReferenceCases)
+		return defaultData, f, nasemu.Reference, err
 	}
-	for {
-		p := filepath.Join(dir, defaultData)
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			return "", fmt.Errorf("no %s in the working directory or its parents: give --data", defaultData)
-		}
-		dir = up
-	}
+	f, err = os.Open(path)
+	return path, f, os.DirFS(filepath.Dir(path)), err
 }

@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nasemu/nasemu/validate"
 )
 
 const header = "id,system,measured,unit,setup,workload,job,runtime,reason\n"
@@ -127,5 +130,32 @@ func TestValidateBadInput(t *testing.T) {
 	var out bytes.Buffer
 	if code := run([]string{"validate", "--data", filepath.Join(t.TempDir(), "none.csv")}, &out, &out); code != 2 {
 		t.Errorf("a missing data file: exit %d, want 2", code)
+	}
+}
+
+// The reference data is built in: outside the source tree, the default
+// cases load and every job file they name is there beside them.
+func TestValidateBuiltInData(t *testing.T) {
+	t.Chdir(t.TempDir())
+	name, f, files, err := openCases("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cases, err := validate.Load(name, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := 0
+	for _, c := range cases {
+		if file, ok := strings.CutPrefix(c.Workload, "fio:"); ok {
+			jobs++
+			if _, err := fs.Stat(files, file); err != nil {
+				t.Errorf("%s: %v", c.ID, err)
+			}
+		}
+	}
+	if len(cases) < 300 || jobs == 0 {
+		t.Errorf("%d built-in cases, %d with a job file; want the ~300 reviewed ones", len(cases), jobs)
 	}
 }
