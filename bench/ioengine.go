@@ -284,6 +284,31 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 		q.prep(i, fi, op, sl.op.off, buf)
 		inflight++
 	}
+	reaped := func(i int, res int64) {
+		inflight--
+		sl := slots[i]
+		o := &sl.op
+		var err error
+		switch {
+		case res < 0:
+			err = fmt.Errorf("%v %s [%d, +%d): %w", o.kind, pfs[fileIndex[o.file]].path, o.off, o.n, errnoErr(-res))
+		case o.kind != opFlush && res != o.n:
+			err = fmt.Errorf("%v %s [%d, +%d): short transfer of %d bytes", o.kind, pfs[fileIndex[o.file]].path, o.off, o.n, res)
+		}
+		mu.Lock()
+		st.complete(sl, now, err)
+		mu.Unlock()
+		if err == nil && o.kind <= opWrite {
+			mop := models.Read
+			if o.kind == opWrite {
+				mop = models.Write
+			}
+			for _, w := range wraps[fileIndex[o.file]] {
+				w.Completed(sl.at, now, mop, o.n)
+			}
+		}
+		free = append(free, i)
+	}
 	for {
 		for len(free) > 0 && qerr == nil {
 			i := free[len(free)-1]
@@ -333,31 +358,7 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 			mu.Unlock()
 		}
 		now = c.Now() // one timestamp per reaped batch, as fio takes it
-		q.reap(func(i int, res int64) {
-			inflight--
-			sl := slots[i]
-			o := &sl.op
-			var err error
-			switch {
-			case res < 0:
-				err = fmt.Errorf("%v %s [%d, +%d): %w", o.kind, pfs[fileIndex[o.file]].path, o.off, o.n, errnoErr(-res))
-			case o.kind != opFlush && res != o.n:
-				err = fmt.Errorf("%v %s [%d, +%d): short transfer of %d bytes", o.kind, pfs[fileIndex[o.file]].path, o.off, o.n, res)
-			}
-			mu.Lock()
-			st.complete(sl, now, err)
-			mu.Unlock()
-			if err == nil && o.kind <= opWrite {
-				mop := models.Read
-				if o.kind == opWrite {
-					mop = models.Write
-				}
-				for _, w := range wraps[fileIndex[o.file]] {
-					w.Completed(sl.at, now, mop, o.n)
-				}
-			}
-			free = append(free, i)
-		})
+		q.reap(reaped)
 		if qerr != nil && inflight > 0 {
 			// Nothing more can be learnt from a broken queue.
 			return
