@@ -128,11 +128,15 @@ func (c *VirtualClock) pop() event {
 
 func (e event) before(o event) bool { return e.t < o.t || (e.t == o.t && e.seq < o.seq) }
 
-// WallClock runs a real target: every slot is a goroutine that issues its
+// WallClock runs a real target. On local files (Path) each job instance
+// submits through its job's Engine (ioengine.go); elsewhere, and on the
+// synchronous engines, every slot is a goroutine that issues its
 // operation, blocks until it completes and issues the next, so each job
 // instance keeps iodepth operations in flight (pread/pwrite style).
 type WallClock struct {
-	start time.Time
+	start   time.Time
+	mu      sync.Mutex
+	engines []EngineUse
 }
 
 var _ Clock = (*WallClock)(nil)
@@ -151,6 +155,26 @@ func (c *WallClock) Wait(t time.Duration) {
 }
 
 func (c *WallClock) drive(slots []*slot) {
+	var wg sync.WaitGroup
+	for lo := 0; lo < len(slots); {
+		st := slots[lo].st
+		hi := lo + 1
+		for hi < len(slots) && slots[hi].st == st {
+			hi++
+		}
+		mine := slots[lo:hi]
+		wg.Go(func() {
+			if !c.driveStream(st, mine) {
+				c.runThreads(mine)
+			}
+		})
+		lo = hi
+	}
+	wg.Wait()
+}
+
+// runThreads runs each slot on a goroutine of its own.
+func (c *WallClock) runThreads(slots []*slot) {
 	var wg sync.WaitGroup
 	for _, sl := range slots {
 		wg.Go(func() {

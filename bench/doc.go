@@ -59,13 +59,27 @@
 // fsync, fdatasync (as fsync), end_fsync, direct, buffered, unlink,
 // random_distribution (random|uniform, zipf:THETA, pareto:H), randseed,
 // rate_iops (one rate), rate_process (linear|poisson),
-// stonewall/wait_for_previous, kb_base, overwrite=0.
+// stonewall/wait_for_previous, kb_base, overwrite=0, ioengine and
+// fallocate.
+//
+// ioengine says how a path target submits (see Engine): io_uring (files
+// and buffers registered), libaio (io_submit), psync, sync, vsync, pvsync
+// and pvsync2 (one I/O in flight per job instance whatever iodepth says,
+// as in fio); posixaio and windowsaio select the best asynchronous engine
+// there is. A job file without ioengine gets fio's default, psync; the
+// built-in suites use the best asynchronous engine, as the tools they
+// reproduce submit overlapped I/O. Without io_uring, direct jobs fall
+// back to libaio and then, like buffered ones, to a thread per
+// outstanding I/O (nasemu bench says so on stderr). Simulated, SMB and
+// iSCSI targets keep iodepth I/Os in flight whatever the engine.
+// fallocate (native, the default; posix; keep; none or truncate) is how a
+// path target preallocates the files it lays out, after checking that
+// the file system has room for them.
 //
 // Accepted without effect, because they do not change what reaches the
-// device: ioengine=io_uring|libaio|posixaio|psync|pvsync|pvsync2|sync|vsync|
-// windowsaio (the queue depth is what iodepth says), and
+// device:
 // allow_mounted_write, clat_percentiles, create_on_open, description,
-// disk_util, fallocate, group_reporting, lat_percentiles, new_group,
+// disk_util, group_reporting, lat_percentiles, new_group,
 // percentile_list, thread, unified_rw_reporting; randrepeat (runs are
 // always repeatable), norandommap (offsets are always drawn with
 // replacement) and invalidate (nasemu never drops the page cache: use

@@ -15,13 +15,9 @@ import (
 // harmlessOptions are accepted and have no effect.
 var harmlessOptions = []string{
 	"allow_mounted_write", "clat_percentiles", "create_on_open", "description", "disk_util",
-	"fallocate", "group_reporting", "invalidate", "lat_percentiles", "new_group", "norandommap",
+	"group_reporting", "invalidate", "lat_percentiles", "new_group", "norandommap",
 	"percentile_list", "randrepeat", "thread", "unified_rw_reporting",
 }
-
-// harmlessEngines are the ioengine values accepted: each submits the same
-// reads and writes; the queue depth is what iodepth says.
-var harmlessEngines = []string{"io_uring", "libaio", "posixaio", "psync", "pvsync", "pvsync2", "sync", "vsync", "windowsaio"}
 
 // fioOption is one key=value line.
 type fioOption struct {
@@ -58,7 +54,7 @@ func ParseFio(file string, r io.Reader) ([]Job, error) {
 		if !inJob {
 			return nil
 		}
-		j := Job{Name: section, Pos: fmt.Sprintf("%s:%d", file, secLine)}
+		j := Job{Name: section, Pos: fmt.Sprintf("%s:%d", file, secLine), Engine: EnginePsync}
 		all := append(append([]fioOption(nil), global...), opts...)
 		kb := int64(1024)
 		for _, o := range all {
@@ -169,9 +165,9 @@ func applyFio(j *Job, o fioOption, st *fioState) error {
 		}
 		j.Name = v
 	case "ioengine":
-		if !slices.Contains(harmlessEngines, v) {
-			return fmt.Errorf("ioengine %q is not supported (accepted: %s)", v, strings.Join(harmlessEngines, ", "))
-		}
+		j.Engine, err = ParseEngine(v)
+	case "fallocate":
+		j.Fallocate, err = ParseFallocate(v)
 	case "rw", "readwrite":
 		if strings.Contains(v, ":") {
 			return fmt.Errorf("%q: an offset modifier after ':' is not supported", v)

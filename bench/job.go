@@ -120,6 +120,12 @@ type Job struct {
 	Fsync    int  // flush after every Fsync writes (0: never)
 	EndFsync bool // flush each file when the job's I/O is done
 	Direct   bool // O_DIRECT on real targets
+	// Engine is how a path target submits the I/O (fio's ioengine; see
+	// Engine); job files without ioengine get fio's default, psync.
+	Engine Engine
+	// Fallocate is how a path target preallocates the job's files when it
+	// lays them out (fio's fallocate; see Fallocate).
+	Fallocate Fallocate
 
 	Distribution Distribution
 	RandSeed     uint64 // seeds offsets and mixes; 0: derived from the run's seed
@@ -202,6 +208,10 @@ func (j *Job) Validate() error {
 		return bad("negative runtime, ramp_time or startdelay")
 	case j.TimeBased && j.Runtime == 0:
 		return bad("time_based needs a runtime")
+	case !j.Engine.valid():
+		return bad("unknown ioengine %q", j.Engine)
+	case !j.Fallocate.valid():
+		return bad("unknown fallocate %q", j.Fallocate)
 	case j.Fsync < 0 || j.RateIOPS < 0:
 		return bad("negative fsync or rate_iops")
 	case j.FileByFile && (j.Fsync > 0 || j.EndFsync):

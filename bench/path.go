@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -40,6 +41,7 @@ type Path struct {
 	size     int64  // of a file or device
 	readOnly string // why the target cannot be written, or ""
 	clock    *WallClock
+	undo     undoLog
 }
 
 var _ Target = (*Path)(nil)
@@ -102,8 +104,17 @@ func (p *Path) errReadOnly(what string) error {
 	return fmt.Errorf("%w: %s is read-only (%s) but %s", ErrTarget, p.path, p.readOnly, what)
 }
 
-// Layout implements Target.
+// Layout implements Target. Before it writes, it checks that the file
+// system has room for what the file still lacks (and for what earlier
+// sparse layouts of the run will fill), then preallocates as the job's
+// Fallocate says and, with fill, writes the missing bytes. Files and
+// directories it creates are remembered for Cleanup.
 func (p *Path) Layout(name string, size int64, fill bool) (int64, error) {
+	return p.LayoutWith(name, size, fill, FallocateNative)
+}
+
+// LayoutWith is Layout with fio's fallocate mode.
+func (p *Path) LayoutWith(name string, size int64, fill bool, mode Fallocate) (int64, error) {
 	if size == 0 {
 		if p.kind == kindDir {
 			return 0, fmt.Errorf("%w: %s is a directory: the job needs size= or filesize=", ErrJob, p.path)
@@ -111,9 +122,13 @@ func (p *Path) Layout(name string, size int64, fill bool) (int64, error) {
 		return p.size, nil
 	}
 	path := p.file(name)
-	have := int64(0)
-	if fi, err := os.Stat(path); err == nil {
+	have, allocated := int64(0), int64(0)
+	fi, statErr := os.Stat(path)
+	if statErr == nil {
 		have = fi.Size()
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			allocated = st.Blocks * 512
+		}
 	}
 	if p.kind == kindDevice {
 		have = p.size
@@ -127,7 +142,10 @@ func (p *Path) Layout(name string, size int64, fill bool) (int64, error) {
 	if p.readOnly != "" {
 		return 0, p.errReadOnly(fmt.Sprintf("%s must be laid out to %d bytes", name, size))
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := p.reserve(path, size-min(allocated, size)); err != nil {
+		return 0, err
+	}
+	if err := p.mkdirAll(filepath.Dir(path)); err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrTarget, err)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
@@ -135,24 +153,43 @@ func (p *Path) Layout(name string, size int64, fill bool) (int64, error) {
 		return 0, fmt.Errorf("%w: %w", ErrTarget, err)
 	}
 	defer f.Close()
-	if !fill {
-		if err := f.Truncate(size); err != nil {
-			return 0, fmt.Errorf("laying out %s: %w", path, err)
+	if errors.Is(statErr, fs.ErrNotExist) {
+		p.created(path, false)
+	}
+	if err := p.fill(f, have, size, fill, mode); err != nil {
+		if errors.Is(statErr, fs.ErrNotExist) {
+			os.Remove(path) // a file half laid out is no use to a later run
 		}
-		return size, nil
+		return 0, fmt.Errorf("laying out %s: %w", path, err)
+	}
+	// What the layout allocated shows in statfs from now on: only sparse
+	// bytes stay promised.
+	if st, err := f.Stat(); err == nil {
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+			p.unreserve(min(sys.Blocks*512, size) - min(allocated, size))
+		}
+	}
+	return size, nil
+}
+
+// fill preallocates f's bytes from have to size and, with data, writes
+// them.
+func (p *Path) fill(f *os.File, have, size int64, data bool, mode Fallocate) error {
+	if err := preallocate(f, have, size, mode); err != nil {
+		return err
+	}
+	if !data {
+		return f.Truncate(size)
 	}
 	buf := alignedBuffer(1<<20, rand.New(rand.NewPCG(uint64(size), 0x1a7)))
 	for off := have; off < size; {
 		n := min(int64(len(buf)), size-off)
 		if _, err := f.WriteAt(buf[:n], off); err != nil {
-			return 0, fmt.Errorf("laying out %s: %w", path, err)
+			return err
 		}
 		off += n
 	}
-	if err := f.Sync(); err != nil {
-		return 0, fmt.Errorf("laying out %s: %w", path, err)
-	}
-	return size, nil
+	return f.Sync()
 }
 
 // Open implements Target.
@@ -164,7 +201,8 @@ func (p *Path) Open(at time.Duration, name string, size int64, flags OpenFlags) 
 	if flags.Write {
 		mode = syscall.O_RDWR
 	}
-	if flags.Create && p.kind == kindDir {
+	create := flags.Create && p.kind == kindDir
+	if create {
 		mode |= syscall.O_CREAT | syscall.O_TRUNC
 	}
 	if flags.Direct {
@@ -175,11 +213,19 @@ func (p *Path) Open(at time.Duration, name string, size int64, flags OpenFlags) 
 		if p.readOnly != "" {
 			return nil, at, p.errReadOnly("the job creates files")
 		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		if err := p.mkdirAll(filepath.Dir(path)); err != nil {
 			return nil, at, fmt.Errorf("%w: %w", ErrTarget, err)
 		}
 	}
-	fd, err := syscall.Open(path, mode|syscall.O_CLOEXEC, 0o644)
+	fd, err := -1, error(syscall.EEXIST)
+	if create { // a file that is new is the run's to remove on failure
+		if fd, err = syscall.Open(path, mode|syscall.O_EXCL|syscall.O_CLOEXEC, 0o644); err == nil {
+			p.created(path, false)
+		}
+	}
+	if errors.Is(err, syscall.EEXIST) {
+		fd, err = syscall.Open(path, mode|syscall.O_CLOEXEC, 0o644)
+	}
 	if err != nil {
 		switch {
 		case errors.Is(err, syscall.EROFS), errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):

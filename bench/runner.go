@@ -464,7 +464,7 @@ func newStream(t Target, jr *jobRun, inst int, laid map[string]laidOut, seed uin
 				}
 			}
 			if !valid {
-				if size, err = t.Layout(name, size, j.reads()); err != nil {
+				if size, err = layout(t, name, size, j.reads(), j.Fallocate); err != nil {
 					return nil, fmt.Errorf("job %q: %w", j.Name, err)
 				}
 			}

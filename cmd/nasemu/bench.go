@@ -1,11 +1,16 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"os"
+	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/nasemu/nasemu"
 	"github.com/nasemu/nasemu/bench"
@@ -70,6 +75,12 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	direct := fs.String("direct", "", "override direct I/O of every job: 1 (O_DIRECT) or 0 (buffered)")
 	list := fs.Bool("list-suites", false, "list the suites and what each reproduces, then exit")
 	quiet := fs.Bool("quiet", false, "no progress on stderr (it only shows when stderr is a terminal)")
+	keep := fs.Bool("keep", false, "keep the files a failed or interrupted run created on a path target (default: remove them)")
+	usage := fs.Usage
+	fs.Usage = func() {
+		usage()
+		fmt.Fprint(stderr, benchExitHelp)
+	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -131,6 +142,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return benchError(err)
 	}
 	defer tg.Close()
+	cleaner, _ := tg.(bench.Cleaner)
+	if *keep {
+		cleaner = nil
+	}
+	stopSignals := onInterrupt(cleaner, stderr)
 	run := tg
 	var pt *progressTarget
 	if showProgress(stderr, *quiet) {
@@ -138,10 +154,13 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		run = pt
 	}
 	rep, err := bench.Run(run, jobs, bench.Options{Seed: *seed, Suite: *suite})
+	stopSignals()
 	if pt != nil {
 		pt.finish()
 	}
+	noteEngines(tg, stderr)
 	if err != nil {
+		cleanUp(cleaner, stderr)
 		if rep != nil && len(rep.Results) > 0 {
 			// Keep what finished before the failure: print it, then fail.
 			if werr := rep.WriteFormat(stdout, *format); werr != nil {
@@ -162,10 +181,97 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	return rep.WriteFormat(stdout, *format)
 }
 
-// benchError marks bad input (a bad job, target or setup) as a usage error.
+// benchExitHelp documents the exit status, the same for every target.
+const benchExitHelp = `
+Exit status (the same for every target):
+  0  the run is done
+  1  the run failed: the target or its I/O failed (a refused or lost
+     connection, an I/O error, no space left, an interruption); the results
+     of the jobs that finished are printed, files the run created on a path
+     target are removed (unless --keep)
+  2  bad input: a bad flag, job file, setup or target address, a target the
+     jobs cannot use (read-only, too small, not enough free space: nothing
+     was written)
+`
+
+// benchError marks bad input (a bad job, target or setup) as a usage error
+// (exit status 2). A target that cannot be reached or fails while
+// connecting is a failure of the run (1) whatever the target's kind says.
 func benchError(err error) error {
+	if targetDown(err) {
+		return err
+	}
 	if errors.Is(err, bench.ErrJob) || errors.Is(err, bench.ErrTarget) || errors.Is(err, models.ErrConfig) {
 		return usageError{err}
 	}
 	return err
+}
+
+// targetDown reports a network failure: a refused, reset or timed-out
+// connection, an unreachable host.
+func targetDown(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) {
+		return true
+	}
+	for _, e := range []error{syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.ETIMEDOUT, syscall.EHOSTUNREACH,
+		syscall.ENETUNREACH, syscall.EPIPE, context.DeadlineExceeded, os.ErrDeadlineExceeded} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// onInterrupt removes what the run created when SIGINT or SIGTERM
+// arrives, then exits with status 1; the returned function stops
+// watching.
+func onInterrupt(c bench.Cleaner, stderr io.Writer) (stop func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-sigs:
+			fmt.Fprintf(stderr, "nasemu bench: %v: the run is stopped\n", sig)
+			cleanUp(c, stderr)
+			os.Exit(1)
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(done)
+	}
+}
+
+// cleanUp removes the files a failed run created, saying so.
+func cleanUp(c bench.Cleaner, stderr io.Writer) {
+	if c == nil {
+		return
+	}
+	var n int
+	if p, ok := c.(*bench.Path); ok {
+		n = len(p.Created())
+	}
+	if err := c.Cleanup(); err != nil {
+		fmt.Fprintf(stderr, "nasemu bench: removing the files the run created: %v\n", err)
+		return
+	}
+	if n > 0 {
+		fmt.Fprintf(stderr, "nasemu bench: removed the %d file(s) the run created (--keep keeps them)\n", n)
+	}
+}
+
+// noteEngines says which jobs ran on another engine than they asked for.
+func noteEngines(t bench.Target, stderr io.Writer) {
+	wc, ok := t.Clock().(*bench.WallClock)
+	if !ok {
+		return
+	}
+	for _, u := range wc.Engines() {
+		if u.Why != "" {
+			fmt.Fprintf(stderr, "nasemu bench: job %q: ioengine %s is not available (%s): ran on %s\n", u.Job, u.Requested, u.Why, u.Used)
+		}
+	}
 }

@@ -257,3 +257,22 @@ func siNumber(v float64) string {
 	}
 	return fmt.Sprintf("%.0f", v)
 }
+
+// Unwrap gives the runner the target underneath (its preallocation).
+func (p *progressTarget) Unwrap() bench.Target { return p.Target }
+
+// Unwrap gives asynchronous engines the file underneath.
+func (f *progressFile) Unwrap() bench.File { return f.File }
+
+// Completed implements bench.FileUnwrapper: an I/O an asynchronous engine
+// submitted to the file underneath.
+func (f *progressFile) Completed(at, done time.Duration, op models.Op, n int64) {
+	if op == models.Read || op == models.Write {
+		f.p.saw(at, done, n)
+	}
+}
+
+var (
+	_ bench.FileUnwrapper   = (*progressFile)(nil)
+	_ bench.TargetUnwrapper = (*progressTarget)(nil)
+)

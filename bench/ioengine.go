@@ -1,0 +1,375 @@
+package bench
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nasemu/nasemu/models"
+)
+
+// Engine is how a job's I/O is submitted to a local path target: fio's
+// ioengine. Other targets (sim:, smb://, iscsi://) submit their own way
+// and keep iodepth operations in flight whatever the engine says.
+//
+// The asynchronous engines run one goroutine per job instance, as fio
+// runs one thread per job: it keeps iodepth operations queued in the
+// kernel, waits for at least one to complete, takes the time once for the
+// batch it reaps (fio's completion timestamp) and refills the queue.
+// Latency is measured from the moment each operation was prepared for
+// submission, as fio measures from its issue time.
+type Engine string
+
+// Engines.
+const (
+	// EngineAuto is the zero value: the best asynchronous engine this
+	// kernel has (io_uring; else libaio for direct I/O; else a thread per
+	// outstanding operation). Built-in suites use it: CrystalDiskMark,
+	// diskspd and IOmeter submit overlapped (asynchronous) I/O.
+	EngineAuto Engine = ""
+	// EngineIOUring submits through an io_uring with the job's buffers and
+	// files registered; without io_uring it falls back as EngineAuto does.
+	EngineIOUring Engine = "io_uring"
+	// EngineLibaio submits through Linux native AIO (io_submit); without
+	// it, through a thread per outstanding operation.
+	EngineLibaio Engine = "libaio"
+	// EnginePsync is fio's default: pread and pwrite from one thread per
+	// job instance, so one operation in flight whatever iodepth says (fio
+	// caps the depth of its synchronous engines at 1 the same way). sync,
+	// vsync, pvsync and pvsync2 behave alike.
+	EnginePsync Engine = "psync"
+	// engineThreads is what the asynchronous engines fall back to: a
+	// thread per outstanding operation, each issuing pread or pwrite.
+	engineThreads Engine = "threads"
+)
+
+// fioEngines are the ioengine values a job file may name.
+var fioEngines = []Engine{EngineIOUring, EngineLibaio, "posixaio", EnginePsync, "pvsync", "pvsync2", "sync", "vsync", "windowsaio"}
+
+// ParseEngine returns the engine fio's ioengine=name selects.
+// posixaio and windowsaio are asynchronous engines of other systems: they
+// select EngineAuto.
+func ParseEngine(name string) (Engine, error) {
+	e := Engine(name)
+	switch {
+	case e == "posixaio" || e == "windowsaio":
+		return EngineAuto, nil
+	case slices.Contains(fioEngines, e):
+		return e, nil
+	}
+	names := make([]string, len(fioEngines))
+	for i, e := range fioEngines {
+		names[i] = string(e)
+	}
+	return "", fmt.Errorf("ioengine %q is not supported (accepted: %s)", name, strings.Join(names, ", "))
+}
+
+// synchronous reports whether the engine issues one operation at a time.
+func (e Engine) synchronous() bool {
+	switch e {
+	case EnginePsync, "pvsync", "pvsync2", "sync", "vsync":
+		return true
+	}
+	return false
+}
+
+// valid reports whether e is an engine nasemu knows.
+func (e Engine) valid() bool {
+	return e == EngineAuto || e == engineThreads || slices.Contains(fioEngines, e)
+}
+
+// EngineUse says which engine ran a job on a path target and why it is
+// not the one the job asked for, when it is not.
+type EngineUse struct {
+	Job       string
+	Requested Engine
+	Used      Engine
+	Why       string // why the requested engine was not used, or ""
+}
+
+// ioQueue is a kernel submission queue of one job instance: io_uring or
+// native AIO. Slots are numbered 0..depth-1; each has one operation in
+// flight at most.
+type ioQueue interface {
+	// prep queues slot i's operation on file index fi (of the files given
+	// to the constructor) for the next submit.
+	prep(i int, fi int, op models.Op, off int64, buf []byte)
+	// submit hands the prepared operations to the kernel and, with wait,
+	// returns after at least one completion or when timeout passes
+	// (timeout < 0: no limit).
+	submit(wait bool, timeout time.Duration) error
+	// reap calls fn for each completed operation: its slot and result
+	// (bytes transferred, or a negated errno).
+	reap(fn func(i int, res int64))
+	close()
+}
+
+// newQueueFunc makes a queue of depth slots over fds, whose slots' buffers
+// are bufs (registered where the engine can).
+type newQueueFunc func(depth int, fds []int, bufs [][]byte) (ioQueue, error)
+
+// queueFactories are the asynchronous engines of this system; nil where
+// it has none. Tests replace an entry to check the fallbacks.
+var queueFactories = map[Engine]newQueueFunc{EngineIOUring: newURing, EngineLibaio: newAIO}
+
+// FileUnwrapper is implemented by files that wrap a target's file (a
+// progress meter). Asynchronous engines submit to the file underneath and
+// tell the wrapper of each completed read or write through Completed.
+type FileUnwrapper interface {
+	Unwrap() File
+	Completed(at, done time.Duration, op models.Op, n int64)
+}
+
+// pathFiles returns the local files under a stream's files, with the
+// wrappers of each, or false when one is not a local file.
+func pathFiles(st *stream) ([]*pathFile, [][]FileUnwrapper, bool) {
+	pfs := make([]*pathFile, len(st.files))
+	wraps := make([][]FileUnwrapper, len(st.files))
+	for i, fs := range st.files {
+		f := fs.f
+		for {
+			if w, ok := f.(FileUnwrapper); ok {
+				wraps[i] = append(wraps[i], w)
+				f = w.Unwrap()
+				continue
+			}
+			break
+		}
+		pf, ok := f.(*pathFile)
+		if !ok {
+			return nil, nil, false
+		}
+		pfs[i] = pf
+	}
+	return pfs, wraps, true
+}
+
+// driveStream runs one job instance's slots on a local path target with
+// the job's engine and reports which engine ran it. It returns false when
+// the stream's files are not local files (another target): the caller
+// then runs it on threads.
+func (c *WallClock) driveStream(st *stream, slots []*slot) bool {
+	j := st.job
+	pfs, wraps, ok := pathFiles(st)
+	if !ok || j.FileByFile {
+		return false
+	}
+	use := EngineUse{Job: j.Name, Requested: j.Engine}
+	defer func() { c.noteEngine(use) }()
+	if j.Engine.synchronous() {
+		use.Used = j.Engine
+		c.runThreads(slots[:1])
+		return true
+	}
+	var chain []Engine
+	switch j.Engine {
+	case EngineLibaio:
+		chain = []Engine{EngineLibaio}
+	default:
+		chain = []Engine{EngineIOUring}
+		if j.Direct {
+			chain = append(chain, EngineLibaio)
+		}
+	}
+	fds := make([]int, len(pfs))
+	for i, pf := range pfs {
+		fds[i] = pf.fd
+	}
+	bufs := make([][]byte, len(slots))
+	for i, sl := range slots {
+		bufs[i] = sl.buf
+	}
+	runtime.LockOSThread() // io_uring's single issuer: the thread that sets the ring up submits
+	defer runtime.UnlockOSThread()
+	var whys []string
+	for _, e := range chain {
+		mk := queueFactories[e]
+		if mk == nil {
+			whys = append(whys, fmt.Sprintf("%s: not on this system", e))
+			continue
+		}
+		q, err := mk(len(slots), fds, bufs)
+		if err != nil {
+			whys = append(whys, fmt.Sprintf("%s: %v", e, err))
+			continue
+		}
+		use.Used = e
+		if e != j.Engine && j.Engine != EngineAuto {
+			use.Why = strings.Join(whys, "; ")
+		}
+		c.runQueue(st, slots, q, pfs, wraps)
+		q.close()
+		return true
+	}
+	use.Used, use.Why = engineThreads, strings.Join(whys, "; ")
+	if j.Engine == EngineAuto && !j.Direct && len(whys) == 1 {
+		use.Why = whys[0] + "; libaio is for direct I/O only"
+	}
+	c.runThreads(slots)
+	return true
+}
+
+// noteEngine records which engine ran a job.
+func (c *WallClock) noteEngine(u EngineUse) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.engines {
+		if e == u {
+			return
+		}
+	}
+	c.engines = append(c.engines, u)
+}
+
+// Engines returns which engine ran each job on this clock's local files
+// (one entry per job and outcome), in the order they first ran.
+func (c *WallClock) Engines() []EngineUse {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.engines)
+}
+
+// pending is a slot whose next operation is due later (a start delay or
+// an open-loop arrival).
+type pending struct {
+	at time.Duration
+	i  int
+}
+
+// runQueue keeps the stream's slots busy through q until every slot has
+// retired and nothing is in flight.
+func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFile, wraps [][]FileUnwrapper) {
+	var mu sync.Locker = &st.jr.mu
+	if st.job.NumJobs == 1 {
+		mu = noLock{}
+	}
+	fileIndex := make(map[*fileState]int, len(st.files))
+	for i, f := range st.files {
+		fileIndex[f] = i
+	}
+	free := make([]int, 0, len(slots))
+	for i := len(slots) - 1; i >= 0; i-- {
+		free = append(free, i)
+	}
+	var delayed []pending
+	inflight := 0
+	var qerr error
+	now := c.Now()
+	fail := func(sl *slot, err error) {
+		mu.Lock()
+		st.complete(sl, c.Now(), err)
+		mu.Unlock()
+	}
+	issue := func(i int) {
+		sl := slots[i]
+		fi := fileIndex[sl.op.file]
+		var op models.Op
+		var buf []byte
+		switch sl.op.kind {
+		case opRead:
+			op, buf = models.Read, sl.buf[:sl.op.n]
+		case opWrite:
+			op, buf = models.Write, sl.buf[:sl.op.n]
+		case opFlush:
+			op = models.Flush
+		default:
+			fail(sl, fmt.Errorf("%w: %v on an asynchronous engine", models.ErrInvalid, sl.op.kind))
+			free = append(free, i)
+			return
+		}
+		sl.at = c.Now()
+		q.prep(i, fi, op, sl.op.off, buf)
+		inflight++
+	}
+	reaped := func(i int, res int64) {
+		inflight--
+		sl := slots[i]
+		o := &sl.op
+		var err error
+		switch {
+		case res < 0:
+			err = fmt.Errorf("%v %s [%d, +%d): %w", o.kind, pfs[fileIndex[o.file]].path, o.off, o.n, errnoErr(-res))
+		case o.kind != opFlush && res != o.n:
+			err = fmt.Errorf("%v %s [%d, +%d): short transfer of %d bytes", o.kind, pfs[fileIndex[o.file]].path, o.off, o.n, res)
+		}
+		mu.Lock()
+		st.complete(sl, now, err)
+		mu.Unlock()
+		if err == nil && o.kind <= opWrite {
+			mop := models.Read
+			if o.kind == opWrite {
+				mop = models.Write
+			}
+			for _, w := range wraps[fileIndex[o.file]] {
+				w.Completed(sl.at, now, mop, o.n)
+			}
+		}
+		free = append(free, i)
+	}
+	for {
+		for len(free) > 0 && qerr == nil {
+			i := free[len(free)-1]
+			free = free[:len(free)-1]
+			mu.Lock()
+			at, ok := st.next(slots[i], now)
+			mu.Unlock()
+			switch {
+			case !ok: // the slot retires
+			case at > now:
+				delayed = append(delayed, pending{at, i})
+			default:
+				issue(i)
+			}
+		}
+		if len(delayed) > 0 {
+			now = c.Now()
+			delayed = slices.DeleteFunc(delayed, func(p pending) bool {
+				if p.at <= now && qerr == nil {
+					issue(p.i)
+					return true
+				}
+				return false
+			})
+		}
+		if inflight == 0 {
+			if len(delayed) == 0 || qerr != nil {
+				return
+			}
+			c.Wait(earliest(delayed))
+			now = c.Now()
+			continue
+		}
+		timeout := time.Duration(-1)
+		if len(delayed) > 0 {
+			timeout = max(earliest(delayed)-c.Now(), 0)
+		}
+		if err := q.submit(true, timeout); err != nil && qerr == nil {
+			// The kernel refused the queue itself: fail the job, but
+			// still reap what is in flight (its buffers are ours).
+			qerr = err
+			st.failed.Store(true)
+			mu.Lock()
+			if st.err == nil {
+				st.err = fmt.Errorf("job %q: %s: %w", st.job.Name, st.job.Engine, err)
+			}
+			mu.Unlock()
+		}
+		now = c.Now() // one timestamp per reaped batch, as fio takes it
+		q.reap(reaped)
+		if qerr != nil && inflight > 0 {
+			// Nothing more can be learnt from a broken queue.
+			return
+		}
+	}
+}
+
+func earliest(p []pending) time.Duration {
+	t := p[0].at
+	for _, x := range p[1:] {
+		t = min(t, x.at)
+	}
+	return t
+}

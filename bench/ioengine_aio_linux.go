@@ -1,0 +1,131 @@
+package bench
+
+import (
+	"fmt"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nasemu/nasemu/models"
+)
+
+// Linux native AIO's ABI (include/uapi/linux/aio_abi.h).
+const (
+	iocbCmdPread  = 0
+	iocbCmdPwrite = 1
+	iocbCmdFsync  = 2
+)
+
+type iocb struct {
+	data      uint64
+	key       uint32
+	rwFlags   uint32
+	opcode    uint16
+	reqprio   int16
+	fildes    uint32
+	buf       uint64
+	nbytes    uint64
+	offset    int64
+	reserved2 uint64
+	flags     uint32
+	resfd     uint32
+}
+
+type ioEvent struct {
+	data, obj uint64
+	res, res2 int64
+}
+
+// aio is a native AIO context of one job instance (fio's libaio engine):
+// io_submit queues the slots' operations, io_getevents reaps them. It
+// is asynchronous for direct I/O; for buffered I/O io_submit does the
+// transfer before it returns, as it does under fio.
+type aio struct {
+	ctx     uintptr
+	fds     []int
+	cbs     []iocb
+	queued  []*iocb
+	events  []ioEvent
+	pending int // reaped by the last wait, not yet handed out
+}
+
+var _ ioQueue = (*aio)(nil)
+
+func newAIO(depth int, fds []int, _ [][]byte) (ioQueue, error) {
+	var ctx uintptr
+	if _, _, errno := unix.Syscall(unix.SYS_IO_SETUP, uintptr(depth), uintptr(unsafe.Pointer(&ctx)), 0); errno != 0 {
+		return nil, fmt.Errorf("io_setup: %w", errno)
+	}
+	return &aio{ctx: ctx, fds: fds, cbs: make([]iocb, depth), queued: make([]*iocb, 0, depth), events: make([]ioEvent, depth)}, nil
+}
+
+func (a *aio) prep(i, fi int, op models.Op, off int64, buf []byte) {
+	cb := &a.cbs[i]
+	*cb = iocb{data: uint64(i), fildes: uint32(a.fds[fi]), offset: off}
+	switch op {
+	case models.Read, models.Write:
+		cb.opcode = iocbCmdPread
+		if op == models.Write {
+			cb.opcode = iocbCmdPwrite
+		}
+		cb.buf = uint64(uintptr(unsafe.Pointer(unsafe.SliceData(buf))))
+		cb.nbytes = uint64(len(buf))
+	default:
+		cb.opcode = iocbCmdFsync
+	}
+	a.queued = append(a.queued, cb)
+}
+
+func (a *aio) submit(wait bool, timeout time.Duration) error {
+	for len(a.queued) > 0 {
+		n, _, errno := unix.Syscall(unix.SYS_IO_SUBMIT, a.ctx, uintptr(len(a.queued)), uintptr(unsafe.Pointer(&a.queued[0])))
+		switch errno {
+		case 0:
+		case unix.EINTR, unix.EAGAIN:
+			continue
+		default:
+			if int(n) <= 0 {
+				// The first operation was refused (most file systems
+				// have no asynchronous fsync): it completes with the error.
+				cb := a.queued[0]
+				a.queued = a.queued[1:]
+				a.events[a.pending] = ioEvent{data: cb.data, res: -int64(errno)}
+				a.pending++
+				continue
+			}
+		}
+		a.queued = a.queued[n:]
+	}
+	a.queued = a.queued[:0]
+	if !wait || a.pending > 0 {
+		return nil
+	}
+	var ts *unix.Timespec
+	if timeout >= 0 {
+		t := unix.NsecToTimespec(int64(timeout))
+		ts = &t
+	}
+	for {
+		n, _, errno := unix.Syscall6(unix.SYS_IO_GETEVENTS, a.ctx, 1, uintptr(len(a.events)), uintptr(unsafe.Pointer(&a.events[0])), uintptr(unsafe.Pointer(ts)), 0)
+		switch errno {
+		case 0:
+			a.pending = int(n)
+			return nil
+		case unix.EINTR:
+			continue
+		}
+		return fmt.Errorf("io_getevents: %w", errno)
+	}
+}
+
+func (a *aio) reap(fn func(i int, res int64)) {
+	for _, e := range a.events[:a.pending] {
+		fn(int(e.data), e.res)
+	}
+	a.pending = 0
+}
+
+func (a *aio) close() {
+	unix.Syscall(unix.SYS_IO_DESTROY, a.ctx, 0, 0)
+}

@@ -1,0 +1,16 @@
+//go:build !linux
+
+package bench
+
+import (
+	"errors"
+	"syscall"
+)
+
+var (
+	newURing newQueueFunc = func(int, []int, [][]byte) (ioQueue, error) { return nil, errors.ErrUnsupported }
+	newAIO   newQueueFunc = newURing
+)
+
+// errnoErr turns a negated result into its error.
+func errnoErr(e int64) error { return syscall.Errno(e) }

@@ -1,0 +1,131 @@
+package bench
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestIOEngines runs random writes, then random reads of the same file,
+// on each engine, and checks which engine ran, that the writes reached
+// the file and that the reads returned what is there (a short read, a
+// wrong length or an error fails the job).
+func TestIOEngines(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("io_uring and native AIO are Linux's")
+	}
+	for _, tc := range []struct {
+		engine Engine
+		direct bool
+		want   Engine
+	}{
+		{EngineIOUring, true, EngineIOUring},
+		{EngineIOUring, false, EngineIOUring},
+		{EngineLibaio, true, EngineLibaio},
+		{EngineLibaio, false, EngineLibaio},
+		{EngineAuto, true, EngineIOUring},
+		{EnginePsync, true, EnginePsync},
+		{"pvsync2", false, "pvsync2"},
+	} {
+		t.Run(string(tc.engine)+"/direct="+map[bool]string{true: "1", false: "0"}[tc.direct], func(t *testing.T) {
+			used, written := runEngine(t, tc.engine, tc.direct)
+			if used != tc.want {
+				t.Errorf("ran on %q, want %q", used, tc.want)
+			}
+			if written == 0 {
+				t.Error("no write reached the file")
+			}
+		})
+	}
+}
+
+// TestIOEngineFallback takes the asynchronous engines away one by one and
+// checks that jobs still run, on the engine next in line: io_uring, then
+// libaio for direct I/O only, then a thread per outstanding operation.
+func TestIOEngineFallback(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("io_uring and native AIO are Linux's")
+	}
+	refuse := func(int, []int, [][]byte) (ioQueue, error) { return nil, syscall.ENOSYS }
+	for _, tc := range []struct {
+		name    string
+		missing []Engine
+		engine  Engine
+		direct  bool
+		want    Engine
+	}{
+		{"no io_uring, direct", []Engine{EngineIOUring}, EngineIOUring, true, EngineLibaio},
+		{"no io_uring, buffered", []Engine{EngineIOUring}, EngineIOUring, false, engineThreads},
+		{"no io_uring, auto", []Engine{EngineIOUring}, EngineAuto, true, EngineLibaio},
+		{"neither", []Engine{EngineIOUring, EngineLibaio}, EngineAuto, true, engineThreads},
+		{"no libaio", []Engine{EngineLibaio}, EngineLibaio, true, engineThreads},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, e := range tc.missing {
+				old := queueFactories[e]
+				queueFactories[e] = refuse
+				t.Cleanup(func() { queueFactories[e] = old })
+			}
+			used, written := runEngine(t, tc.engine, tc.direct)
+			if used != tc.want {
+				t.Errorf("ran on %q, want %q", used, tc.want)
+			}
+			if written == 0 {
+				t.Error("no write reached the file")
+			}
+		})
+	}
+}
+
+// runEngine writes 4 KiB blocks at random on a sparse file at QD 8, then
+// reads them back, and returns the engine the writes ran on and how many
+// blocks hold data.
+func runEngine(t *testing.T, e Engine, direct bool) (Engine, int) {
+	t.Helper()
+	dir := t.TempDir()
+	tg, err := OpenPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size = 4 << 20
+	w := Job{Name: "w", RW: RandWrite, BS: 4096, Size: size, IODepth: 8, Direct: direct, Engine: e, Fallocate: FallocateNone,
+		TimeBased: true, Runtime: 100 * time.Millisecond, Filename: "f"}
+	r := w
+	r.Name, r.RW, r.Stonewall = "r", RandRead, true
+	rep, err := Run(tg, []Job{w, r}, Options{Seed: 3})
+	if errors.Is(err, ErrTarget) && strings.Contains(err.Error(), "O_DIRECT") {
+		t.Skipf("the test directory's file system has no O_DIRECT: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, res := range rep.Results {
+		if res.IOs < 10 {
+			t.Errorf("%s: %d I/Os in %v", res.Name, res.IOs, res.Seconds)
+		}
+		if res.Lat.P50 <= 0 {
+			t.Errorf("%s: p50 latency %v", res.Name, res.Lat.P50)
+		}
+	}
+	used := tg.clock.Engines()
+	if len(used) != 2 || used[0].Job != "w" || used[1].Used != used[0].Used {
+		t.Fatalf("engines used: %+v", used)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	written, zero := 0, make([]byte, 4096)
+	for off := 0; off+4096 <= len(data); off += 4096 {
+		if !bytes.Equal(data[off:off+4096], zero) {
+			written++
+		}
+	}
+	return used[0].Used, written
+}

@@ -1,0 +1,308 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nasemu/nasemu/models"
+)
+
+// io_uring's ABI (include/uapi/linux/io_uring.h), the part used here.
+const (
+	uringOffSQRing = 0
+	uringOffSQEs   = 0x10000000
+
+	uringSetupCoopTaskrun  = 1 << 8
+	uringSetupSingleIssuer = 1 << 12
+
+	uringFeatSingleMmap = 1 << 0
+	uringFeatExtArg     = 1 << 8
+
+	uringEnterGetEvents = 1 << 0
+	uringEnterExtArg    = 1 << 3
+
+	uringRegisterBuffers = 0
+	uringRegisterFiles   = 2
+
+	uringOpFsync      = 3
+	uringOpReadFixed  = 4
+	uringOpWriteFixed = 5
+	uringOpRead       = 22
+	uringOpWrite      = 23
+
+	uringSQEFixedFile = 1 << 0
+)
+
+type uringSQOffsets struct {
+	head, tail, ringMask, ringEntries, flags, dropped, array, resv1 uint32
+	userAddr                                                        uint64
+}
+
+type uringCQOffsets struct {
+	head, tail, ringMask, ringEntries, overflow, cqes, flags, resv1 uint32
+	userAddr                                                        uint64
+}
+
+type uringParams struct {
+	sqEntries, cqEntries, flags, sqThreadCPU, sqThreadIdle, features, wqFD uint32
+	resv                                                                   [3]uint32
+	sqOff                                                                  uringSQOffsets
+	cqOff                                                                  uringCQOffsets
+}
+
+type uringSQE struct {
+	opcode   uint8
+	flags    uint8
+	ioprio   uint16
+	fd       int32
+	off      uint64
+	addr     uint64
+	len      uint32
+	rwFlags  uint32
+	userData uint64
+	bufIndex uint16
+	_        uint16
+	_        int32
+	_        [2]uint64
+}
+
+type uringCQE struct {
+	userData uint64
+	res      int32
+	flags    uint32
+}
+
+type uringGeteventsArg struct {
+	sigmask   uint64
+	sigmaskSz uint32
+	minWait   uint32
+	ts        uint64
+}
+
+// uring is an io_uring of one job instance: its files and its slots'
+// buffers registered, so the kernel neither looks up a file nor pins
+// pages per operation (fio's registerfiles and fixedbufs).
+type uring struct {
+	fd       int
+	ringMem  []byte
+	cqMem    []byte
+	sqeMem   []byte
+	sqTail   *uint32
+	sqMask   uint32
+	sqArray  []uint32
+	sqes     []uringSQE
+	cqHead   *uint32
+	cqTail   *uint32
+	cqMask   uint32
+	cqes     []uringCQE
+	toSubmit uint32
+	fixedBuf bool
+	bufs     [][]byte
+}
+
+var _ ioQueue = (*uring)(nil)
+
+// newURing sets up a ring of depth slots (SQPOLL is not used: it costs a
+// kernel thread spinning on one of this host's two cores).
+func newURing(depth int, fds []int, bufs [][]byte) (ioQueue, error) {
+	entries := uint32(1) << bits.Len32(uint32(depth-1))
+	var p uringParams
+	p.flags = uringSetupCoopTaskrun | uringSetupSingleIssuer
+	fd, err := uringSetup(entries, &p)
+	if errors.Is(err, syscall.EINVAL) { // a kernel before 6.0
+		p = uringParams{}
+		fd, err = uringSetup(entries, &p)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("io_uring_setup: %w", err)
+	}
+	r := &uring{fd: fd, bufs: bufs}
+	if err := r.mmap(&p); err != nil {
+		r.close()
+		return nil, err
+	}
+	if p.features&uringFeatExtArg == 0 {
+		r.close()
+		return nil, fmt.Errorf("io_uring: the kernel lacks IORING_FEAT_EXT_ARG (5.11)")
+	}
+	if err := uringRegister(fd, uringRegisterFiles, unsafe.Pointer(unsafe.SliceData(int32s(fds))), uint32(len(fds))); err != nil {
+		r.close()
+		return nil, fmt.Errorf("io_uring: registering files: %w", err)
+	}
+	iov := make([]unix.Iovec, len(bufs))
+	for i, b := range bufs {
+		iov[i].Base = unsafe.SliceData(b)
+		iov[i].SetLen(len(b))
+	}
+	// Registering pins the buffers; without the memlock allowance the
+	// ring still works with plain reads and writes.
+	r.fixedBuf = uringRegister(fd, uringRegisterBuffers, unsafe.Pointer(unsafe.SliceData(iov)), uint32(len(iov))) == nil
+	return r, nil
+}
+
+func int32s(v []int) []int32 {
+	out := make([]int32, len(v))
+	for i, x := range v {
+		out[i] = int32(x)
+	}
+	return out
+}
+
+func (r *uring) mmap(p *uringParams) error {
+	sqSize := int(p.sqOff.array + p.sqEntries*4)
+	cqSize := int(p.cqOff.cqes + p.cqEntries*uint32(unsafe.Sizeof(uringCQE{})))
+	single := p.features&uringFeatSingleMmap != 0
+	if single {
+		sqSize = max(sqSize, cqSize)
+	}
+	var err error
+	r.ringMem, err = unix.Mmap(r.fd, uringOffSQRing, sqSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
+	if err != nil {
+		return fmt.Errorf("io_uring: mapping the rings: %w", err)
+	}
+	cq := r.ringMem
+	if !single {
+		const offCQRing = 0x8000000
+		if r.cqMem, err = unix.Mmap(r.fd, offCQRing, cqSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE); err != nil {
+			return fmt.Errorf("io_uring: mapping the completion ring: %w", err)
+		}
+		cq = r.cqMem
+	}
+	sqeSize := int(p.sqEntries) * int(unsafe.Sizeof(uringSQE{}))
+	if r.sqeMem, err = unix.Mmap(r.fd, uringOffSQEs, sqeSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE); err != nil {
+		return fmt.Errorf("io_uring: mapping the submission entries: %w", err)
+	}
+	sq := r.ringMem
+	r.sqTail = (*uint32)(unsafe.Pointer(&sq[p.sqOff.tail]))
+	r.sqMask = *(*uint32)(unsafe.Pointer(&sq[p.sqOff.ringMask]))
+	r.sqArray = unsafe.Slice((*uint32)(unsafe.Pointer(&sq[p.sqOff.array])), p.sqEntries)
+	r.sqes = unsafe.Slice((*uringSQE)(unsafe.Pointer(&r.sqeMem[0])), p.sqEntries)
+	r.cqHead = (*uint32)(unsafe.Pointer(&cq[p.cqOff.head]))
+	r.cqTail = (*uint32)(unsafe.Pointer(&cq[p.cqOff.tail]))
+	r.cqMask = *(*uint32)(unsafe.Pointer(&cq[p.cqOff.ringMask]))
+	r.cqes = unsafe.Slice((*uringCQE)(unsafe.Pointer(&cq[p.cqOff.cqes])), p.cqEntries)
+	return nil
+}
+
+func (r *uring) prep(i, fi int, op models.Op, off int64, buf []byte) {
+	tail := atomic.LoadUint32(r.sqTail) + r.toSubmit
+	idx := tail & r.sqMask
+	e := &r.sqes[idx]
+	*e = uringSQE{fd: int32(fi), flags: uringSQEFixedFile, off: uint64(off), userData: uint64(i)}
+	switch op {
+	case models.Read, models.Write:
+		switch {
+		case r.fixedBuf && op == models.Read:
+			e.opcode, e.bufIndex = uringOpReadFixed, uint16(i)
+		case r.fixedBuf:
+			e.opcode, e.bufIndex = uringOpWriteFixed, uint16(i)
+		case op == models.Read:
+			e.opcode = uringOpRead
+		default:
+			e.opcode = uringOpWrite
+		}
+		e.addr = uint64(uintptr(unsafe.Pointer(unsafe.SliceData(buf))))
+		e.len = uint32(len(buf))
+	default: // Flush
+		e.opcode = uringOpFsync
+	}
+	r.sqArray[idx] = idx
+	r.toSubmit++
+}
+
+func (r *uring) submit(wait bool, timeout time.Duration) error {
+	// The entries are written before the tail moves (a release store).
+	atomic.StoreUint32(r.sqTail, atomic.LoadUint32(r.sqTail)+r.toSubmit)
+	n := r.toSubmit
+	flags := uint32(0)
+	minComplete := uint32(0)
+	var arg uringGeteventsArg
+	var ts unix.Timespec
+	if wait {
+		flags |= uringEnterGetEvents | uringEnterExtArg
+		minComplete = 1
+		if timeout >= 0 {
+			ts = unix.NsecToTimespec(int64(timeout))
+			arg.ts = uint64(uintptr(unsafe.Pointer(&ts)))
+		}
+	}
+	for {
+		if !wait && n == 0 {
+			break
+		}
+		if atomic.LoadUint32(r.cqTail) != atomic.LoadUint32(r.cqHead) && n == 0 {
+			break // completions are waiting already
+		}
+		var argp unsafe.Pointer
+		argSz := uintptr(0)
+		if wait {
+			argp, argSz = unsafe.Pointer(&arg), unsafe.Sizeof(arg)
+		}
+		got, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(n), uintptr(minComplete), uintptr(flags), uintptr(argp), argSz)
+		switch errno {
+		case 0:
+		case unix.EINTR:
+			continue
+		case unix.ETIME:
+			got = 0
+		case unix.EAGAIN, unix.EBUSY:
+			if n > 0 && got == 0 {
+				continue
+			}
+		default:
+			return fmt.Errorf("io_uring_enter: %w", errno)
+		}
+		n -= min(uint32(got), n)
+		if n == 0 {
+			break
+		}
+		// Part of the batch is still queued: submit the rest, then wait.
+	}
+	r.toSubmit = 0
+	return nil
+}
+
+func (r *uring) reap(fn func(i int, res int64)) {
+	head := atomic.LoadUint32(r.cqHead)
+	tail := atomic.LoadUint32(r.cqTail)
+	for ; head != tail; head++ {
+		c := r.cqes[head&r.cqMask]
+		fn(int(c.userData), int64(c.res))
+	}
+	atomic.StoreUint32(r.cqHead, head)
+}
+
+func (r *uring) close() {
+	for _, m := range [][]byte{r.sqeMem, r.cqMem, r.ringMem} {
+		if m != nil {
+			unix.Munmap(m)
+		}
+	}
+	unix.Close(r.fd)
+}
+
+func uringSetup(entries uint32, p *uringParams) (int, error) {
+	fd, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, uintptr(entries), uintptr(unsafe.Pointer(p)), 0)
+	if errno != 0 {
+		return -1, errno
+	}
+	return int(fd), nil
+}
+
+func uringRegister(fd int, op uint32, arg unsafe.Pointer, n uint32) error {
+	_, _, errno := unix.Syscall6(unix.SYS_IO_URING_REGISTER, uintptr(fd), uintptr(op), uintptr(arg), uintptr(n), 0, 0)
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// errnoErr turns a negated result into its error.
+func errnoErr(e int64) error { return syscall.Errno(e) }
