@@ -633,16 +633,38 @@ func encodeLUN(lun uint64) uint64 {
 	return (0x4000 | lun&0x3fff) << 48 // flat space addressing
 }
 
+// busyPatience is how long run retries a command the target answers
+// TASK SET FULL or BUSY.
+const busyPatience = 30 * time.Second
+
 // run runs a command and turns a status other than GOOD into a
 // StatusError. A UNIT ATTENTION (a reset, a new session) is retried, as
 // initiators do: it reports an event, not a failure of the command.
+//
+// TASK SET FULL and BUSY — the target has no room for the command now —
+// are retried too, after a pause that doubles from a millisecond to
+// 100 ms, for up to busyPatience: the command runs once the target's
+// other commands have made room.
 func (s *Session) run(ctx context.Context, op string, lun uint64, cdb, out, in []byte) error {
+	pause, waited := time.Millisecond, time.Duration(0)
 	for try := 0; ; try++ {
 		r, err := s.Command(ctx, lun, cdb, out, in)
 		if err != nil {
 			return fmt.Errorf("%s: %w", op, err)
 		}
 		if k, _, _ := r.SenseKey(); r.Status == scsi.StatusCheckCondition && k == scsi.KeyUnitAttention && try < 4 {
+			continue
+		}
+		if (r.Status == scsi.StatusTaskSetFull || r.Status == scsi.StatusBusy) && waited < busyPatience {
+			t := time.NewTimer(pause)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return fmt.Errorf("%s: %w", op, ctx.Err())
+			}
+			waited += pause
+			pause = min(2*pause, 100*time.Millisecond)
 			continue
 		}
 		if r.Status != scsi.StatusGood {
