@@ -12,14 +12,17 @@
 //
 // Commands: TEST UNIT READY, REQUEST SENSE, INQUIRY (standard data and VPD
 // pages 0x00, 0x80, 0x83, 0xB0, 0xB1, 0xB2), READ CAPACITY(10/16), REPORT
-// LUNS, MODE SENSE(6/10) (caching and control pages), START STOP UNIT,
+// LUNS, REPORT SUPPORTED OPERATION CODES (all, one command, with timeouts;
+// the table in opcodes.go), GET LBA STATUS (from a Provisioner backend,
+// else by scanning a chunk: zeros read as deallocated under LBPRZ),
+// MODE SENSE(6/10) (caching and control pages), START STOP UNIT,
 // READ(6/10/12/16), WRITE(6/10/12/16), WRITE AND VERIFY(10/12/16),
 // VERIFY(10/12/16) with BYTCHK 0, 1 and 3, COMPARE AND WRITE, ORWRITE(16),
 // WRITE SAME(10/16) with UNMAP and NDOB, UNMAP, PRE-FETCH(10/16),
 // SYNCHRONIZE CACHE(10/16), PERSISTENT RESERVE IN/OUT, RESERVE(6) and
 // RELEASE(6). FUA, and the verification of WRITE AND VERIFY, sync the
-// backend before GOOD. Not implemented (refused): MODE SELECT, REPORT
-// SUPPORTED OPERATION CODES, GET LBA STATUS, EXTENDED COPY, SANITIZE,
+// backend before GOOD. Not implemented (refused): MODE SELECT, EXTENDED
+// COPY, SANITIZE,
 // WRITE ATOMIC, READ DEFECT DATA, protection information (a non-zero
 // RDPROTECT/WRPROTECT/VRPROTECT is an invalid field).
 //
@@ -279,6 +282,11 @@ func (l *LU) WorkBytes(cdb []byte, dataOut int) int {
 		blocks = uint64(cdb[13])
 	case 0x41, 0x93, 0x2f, 0xaf, 0x8f: // WRITE SAME, VERIFY: one chunk
 		return ioChunk
+	case 0x9e: // GET LBA STATUS scans a chunk
+		if cdb[1]&0x1f == 0x12 {
+			return lbaStatusScan
+		}
+		return 0
 	default:
 		return 0
 	}
@@ -443,6 +451,9 @@ func (l *LU) execute(ctx context.Context, c Command) Response {
 		be.PutUint32(b[4:], uint32(l.bs))
 		return good(b)
 	case 0x9e:
+		if cdb[1]&0x1f == 0x12 {
+			return l.getLBAStatus(cdb)
+		}
 		if cdb[1]&0x1f == 0x10 { // READ CAPACITY(16)
 			b := make([]byte, 32)
 			be.PutUint64(b, l.blocks-1)
@@ -453,6 +464,11 @@ func (l *LU) execute(ctx context.Context, c Command) Response {
 		return check(SenseInvalidFieldInCDB)
 	case 0xa0:
 		return l.reportLUNs(cdb)
+	case 0xa3: // MAINTENANCE IN
+		if cdb[1]&0x1f == 0x0c {
+			return l.reportOpcodes(cdb)
+		}
+		return check(SenseInvalidFieldInCDB)
 	case 0x08: // READ(6)
 		lba := uint64(be.Uint32(cdb[0:]) & 0x1fffff)
 		n := uint32(cdb[4])
