@@ -2,6 +2,7 @@ package iscsi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nasemu/nasemu/bench"
@@ -31,8 +33,14 @@ func BenchFactory() bench.Factory {
 			return nil, fmt.Errorf("%w: %w", bench.ErrTarget, err)
 		}
 		t, err := OpenLUN(context.Background(), addr, cfg, lun)
-		if err != nil {
+		if errors.Is(err, ErrLogin) || errors.Is(err, ErrLUNotSupported) {
+			// A wrong name, secret or LUN: bad input. A portal that
+			// cannot be reached or fails is an error while running
+			// (ErrSession, wrapping the network error).
 			return nil, fmt.Errorf("%w: %w", bench.ErrTarget, err)
+		}
+		if err != nil {
+			return nil, err
 		}
 		return t, nil
 	}}
@@ -82,12 +90,21 @@ func ParseURL(s string) (SessionConfig, uint64, error) {
 // overlapping. Remove unmaps a file's range (as deleting a file on a thin
 // LUN does) and returns it to the allocator. Offsets and lengths must be
 // whole blocks.
+//
+// Commands honour the LUN's Block Limits VPD page: a READ or WRITE larger
+// than its maximum transfer length (or 32 MiB when it reports none) is
+// split, a deallocation is cut into UNMAPs of at most its maximum unmap
+// LBA count — or WRITE SAME(16) with UNMAP within its maximum WRITE SAME
+// length, where the Logical Block Provisioning page offers only that.
+// Each command's data moves in the bursts and segments the session
+// negotiated (MaxBurstLength, the target's MaxRecvDataSegmentLength).
 type LUN struct {
 	name  string
 	desc  string
 	s     *Session
 	lun   uint64
 	cap   Capacity
+	lim   BlockLimits
 	clock *bench.WallClock
 
 	mu    sync.Mutex
@@ -112,6 +129,10 @@ func OpenLUN(ctx context.Context, name string, cfg SessionConfig, lun uint64) (*
 		return nil, err
 	}
 	if t.cap, err = s.ReadCapacity16(ctx, lun); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if t.lim, err = s.BlockLimits(ctx, lun); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -186,13 +207,88 @@ func (t *LUN) fill(e *bench.Extent) error {
 		buf[i] = byte(rng.Uint32())
 	}
 	end := (e.Size + bs - 1) / bs * bs
-	for off := int64(0); off < end; off += fillChunk {
-		n := min(fillChunk, end-off)
-		if err := t.s.Write16(ctx, t.lun, uint64((e.Base+off)/bs), int(bs), buf[:n]); err != nil {
-			return err
-		}
+	// fillDepth writes in flight, as a copy tool lays a file out: one at
+	// a time would leave the link and the target idle between them.
+	var next atomic.Int64
+	errs := make(chan error, fillDepth)
+	for range fillDepth {
+		go func() {
+			for {
+				off := next.Add(fillChunk) - fillChunk
+				if off >= end {
+					errs <- nil
+					return
+				}
+				n := min(fillChunk, end-off)
+				if err := t.transfer(ctx, true, uint64((e.Base+off)/bs), buf[:n]); err != nil {
+					next.Store(end) // the others stop too
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	var err error
+	for range fillDepth {
+		err = errors.Join(err, <-errs)
+	}
+	if err != nil {
+		return err
 	}
 	return t.s.SyncCache(ctx, t.lun)
+}
+
+// fillDepth is the number of writes Layout keeps in flight.
+const fillDepth = 8
+
+// transfer reads or writes buf at block lba in commands within the LUN's
+// maximum transfer length.
+func (t *LUN) transfer(ctx context.Context, write bool, lba uint64, buf []byte) error {
+	bs := int64(t.cap.BlockSize)
+	for len(buf) > 0 {
+		n := t.lim.transferChunk(int64(len(buf)), bs)
+		var err error
+		if write {
+			err = t.s.Write16(ctx, t.lun, lba, int(bs), buf[:n])
+		} else {
+			err = t.s.Read16(ctx, t.lun, lba, int(bs), buf[:n])
+		}
+		if err != nil {
+			return err
+		}
+		buf = buf[n:]
+		lba += uint64(n / bs)
+	}
+	return nil
+}
+
+// errNoDeallocate: the LUN takes neither UNMAP nor WRITE SAME with UNMAP.
+var errNoDeallocate = errors.New("the LUN offers no way to deallocate blocks (no UNMAP, no WRITE SAME with UNMAP)")
+
+// deallocate unmaps n blocks at lba in commands within the LUN's limits.
+func (t *LUN) deallocate(ctx context.Context, lba, n uint64) error {
+	var zero []byte
+	for n > 0 {
+		var k uint64
+		var err error
+		if k = t.lim.unmapChunk(n); k > 0 {
+			err = t.s.Unmap(ctx, t.lun, lba, uint32(k))
+		} else if t.lim.WriteSameUnmap {
+			if zero == nil {
+				zero = make([]byte, t.cap.BlockSize)
+			}
+			k = t.lim.writeSameChunk(n)
+			err = t.s.WriteSame16(ctx, t.lun, lba, uint32(k), zero, true)
+		} else {
+			return errNoDeallocate
+		}
+		if err != nil {
+			return err
+		}
+		lba += k
+		n -= k
+	}
+	return nil
 }
 
 // Open implements bench.Target.
@@ -223,16 +319,9 @@ func (t *LUN) Remove(at time.Duration, name string) (time.Duration, error) {
 	}
 	if !e.Whole && t.cap.Thin && e.Size > 0 {
 		bs := int64(t.cap.BlockSize)
-		ctx := context.Background()
-		for off := int64(0); off < e.Size; {
-			n := min(e.Size-off, 1<<30) / bs * bs
-			if n == 0 {
-				break
-			}
-			if err := t.s.Unmap(ctx, t.lun, uint64((e.Base+off)/bs), uint32(n/bs)); err != nil {
-				return t.clock.Now(), err
-			}
-			off += n
+		err := t.deallocate(context.Background(), uint64(e.Base/bs), uint64(e.Size/bs))
+		if err != nil && !errors.Is(err, errNoDeallocate) {
+			return t.clock.Now(), err
 		}
 	}
 	return t.clock.Now(), nil
@@ -262,11 +351,11 @@ func (f *lunFile) Do(_ time.Duration, op models.Op, off, n int64, buf []byte) (t
 	var err error
 	switch op {
 	case models.Read:
-		err = t.s.Read16(ctx, t.lun, lba, int(bs), buf[:n])
+		err = t.transfer(ctx, false, lba, buf[:n])
 	case models.Write:
-		err = t.s.Write16(ctx, t.lun, lba, int(bs), buf[:n])
+		err = t.transfer(ctx, true, lba, buf[:n])
 	case models.Trim:
-		err = t.s.Unmap(ctx, t.lun, lba, uint32(n/bs))
+		err = t.deallocate(ctx, lba, uint64(n/bs))
 	default:
 		err = fmt.Errorf("%w: %v on an iSCSI LUN", models.ErrInvalid, op)
 	}

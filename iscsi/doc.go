@@ -26,12 +26,28 @@
 //     MaxOutstandingR2T=1, MaxConnections=1, ErrorRecoveryLevel=0; unknown
 //     keys are answered NotUnderstood, bad values Reject. Discovery
 //     sessions answer SendTargets=All.
-//   - One connection per session; any number of sessions (MaxSessions).
-//     A session's CmdSN window is QueueDepth wide: MaxCmdSN grows by one
+//   - One connection per session; up to MaxSessions sessions. A
+//     session's CmdSN window is QueueDepth wide: MaxCmdSN grows by one
 //     as each non-immediate request completes (before its status is
 //     sent), so an initiator never has more than QueueDepth commands
 //     outstanding; requests outside the window are silently ignored
-//     (RFC 7143 section 4.2.2.1).
+//     (RFC 7143 section 4.2.2.1). Immediate commands count too: the task
+//     set holds at most QueueDepth+1 commands, one more is answered TASK
+//     SET FULL.
+//   - Memory is bounded per session and in all (SessionBuffer 64 MiB,
+//     TargetBuffer 512 MiB): a command reserves its data-out buffer and
+//     what the device server allocates for it (scsi.LU.WorkBytes) when it
+//     arrives, before any data is solicited, or is answered TASK SET FULL
+//     (BUSY when the session has nothing else outstanding), which
+//     initiators retry. Data-Out that does not come within
+//     DataOutTimeout drops the connection, which frees its buffers.
+//   - Admission (admission.go): connections that have not sent their
+//     first Login PDU are evicted oldest first beyond MaxWaiting, logins
+//     in progress are bounded per address and by LoginTimeout, sessions
+//     per address; a session silent for NopInInterval is pinged with a
+//     NOP-In and dropped when nothing comes within NopInTimeout; failed
+//     CHAP responses back their address off exponentially (and are
+//     logged once per address every 10 s).
 //   - Commands run concurrently, each in its own goroutine, so the model
 //     sees the initiator's queue depth. Writes collect immediate data,
 //     unsolicited Data-Out (InitialR2T=No) and solicited bursts (one R2T at
@@ -66,5 +82,6 @@
 // Session.Command runs any CDB with many commands outstanding (CmdSN
 // ordered, within the target's window), and READ(16), WRITE(16),
 // SYNCHRONIZE CACHE(16), UNMAP, READ CAPACITY(16), INQUIRY, TEST UNIT READY
-// and SendTargets are wrapped. UNIT ATTENTION is retried, as initiators do.
+// and SendTargets are wrapped. UNIT ATTENTION is retried, as initiators do,
+// and so are TASK SET FULL and BUSY (after a pause that doubles).
 package iscsi

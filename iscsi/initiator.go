@@ -42,9 +42,16 @@ type SessionConfig struct {
 
 // Errors of the initiator.
 var (
-	// ErrLogin: the target refused the login; the message has the status.
+	// ErrLogin: the target refused the login for a reason of the
+	// initiator's (status class 2: authentication failed, target not
+	// found, ...); the message has the status. Bad input, as far as the
+	// user is concerned.
 	ErrLogin = errors.New("iscsi: login refused")
-	// ErrSession: the session failed (connection lost, protocol error).
+	// ErrSession: the session could not be set up or failed — the portal
+	// cannot be reached, the connection was lost, a protocol error, a
+	// login refused for a reason of the target's (status class 3: out of
+	// resources, service unavailable). The network error, when there is
+	// one, is wrapped too.
 	ErrSession = errors.New("iscsi: session failed")
 )
 
@@ -78,12 +85,26 @@ type StatusError struct {
 }
 
 func (e *StatusError) Error() string {
-	k, asc, ascq := e.Result.SenseKey()
-	if e.Result.Status == scsi.StatusCheckCondition {
-		return fmt.Sprintf("%s: CHECK CONDITION, sense key 0x%x ASC/ASCQ 0x%02x/0x%02x", e.Op, k, asc, ascq)
+	if e.Result.Status == scsi.StatusCheckCondition && len(e.Result.Sense) > 0 {
+		k, asc, ascq := e.Result.SenseKey()
+		return fmt.Sprintf("%s: CHECK CONDITION: %s", e.Op, scsi.SenseText(k, asc, ascq))
 	}
-	return fmt.Sprintf("%s: SCSI status 0x%02x", e.Op, e.Result.Status)
+	return fmt.Sprintf("%s: %s (SCSI status 0x%02x)", e.Op, scsi.StatusName(e.Result.Status), e.Result.Status)
 }
+
+// Is makes a StatusError match ErrLUNotSupported when its sense says
+// LOGICAL UNIT NOT SUPPORTED.
+func (e *StatusError) Is(target error) bool {
+	if target != ErrLUNotSupported {
+		return false
+	}
+	k, asc, ascq := e.Result.SenseKey()
+	return e.Result.Status == scsi.StatusCheckCondition && k == scsi.KeyIllegalRequest && asc == 0x25 && ascq == 0
+}
+
+// ErrLUNotSupported matches a command refused because its LUN does not
+// exist (errors.Is on a *StatusError).
+var ErrLUNotSupported = errors.New("iscsi: logical unit not supported")
 
 // Session is an initiator's iSCSI session on one connection. Its methods
 // are safe for concurrent use: many commands may be outstanding, up to the
@@ -144,7 +165,7 @@ func Dial(ctx context.Context, cfg SessionConfig) (*Session, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "tcp", cfg.Addr)
 	if err != nil {
-		return nil, fmt.Errorf("iscsi: dial %s: %w", cfg.Addr, err)
+		return nil, fmt.Errorf("%w: dial %s: %w", ErrSession, cfg.Addr, err)
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		nc.SetDeadline(dl)
@@ -236,13 +257,17 @@ func (s *Session) login() error {
 		}
 		resp, err := pdu.Read(s.nc, pdu.Limits{MaxData: 1 << 20})
 		if err != nil {
-			return fmt.Errorf("login: %w", err)
+			return fmt.Errorf("%w: login: %w", ErrSession, err)
 		}
 		if resp.Opcode() != pdu.OpLoginResp {
 			return fmt.Errorf("%w: login answered with %s", ErrSession, resp.Opcode())
 		}
 		if st := int(resp.Header[36])<<8 | int(resp.Header[37]); st != 0 {
-			return fmt.Errorf("%w: status 0x%04x (%s)", ErrLogin, st, loginStatusText(st))
+			sentinel := ErrLogin
+			if st>>8 != 2 {
+				sentinel = ErrSession // the target's trouble (class 3), or a redirection
+			}
+			return fmt.Errorf("%w: status 0x%04x (%s)", sentinel, st, loginStatusText(st))
 		}
 		statSN = resp.U32(pdu.OffCmdSN) + 1
 		s.expStatSN = statSN
@@ -307,8 +332,15 @@ func loginStatusText(st int) string {
 		return "unsupported version"
 	case loginNoSession:
 		return "session does not exist"
+	case loginOutOfResources:
+		return "target out of resources"
+	case 0x0301:
+		return "service unavailable"
 	}
-	if st>>8 == 3 {
+	switch st >> 8 {
+	case 1:
+		return "redirection"
+	case 3:
 		return "target error"
 	}
 	return "initiator error"
@@ -497,9 +529,10 @@ func (s *Session) complete(itt uint32, c *call) {
 	}
 }
 
-// sendData answers an R2T with Data-Out PDUs.
+// sendData answers an R2T with Data-Out PDUs, written together.
 func (s *Session) sendData(itt uint32, c *call, ttt uint32, off, n int) {
 	seg := s.p.SendSegment
+	ps := make([]*pdu.PDU, 0, (n+seg-1)/seg)
 	var sn uint32
 	for done := 0; done < n; {
 		k := min(seg, n-done)
@@ -513,11 +546,19 @@ func (s *Session) sendData(itt uint32, c *call, ttt uint32, off, n int) {
 		p.SetU32(pdu.OffDataSN, sn)
 		p.SetU32(pdu.OffBufOff, uint32(off+done))
 		p.Data = c.dataOut[off+done : off+done+k]
-		if err := s.write(p, false); err != nil {
-			return
-		}
+		ps = append(ps, p)
 		sn++
 		done += k
+	}
+	s.mu.Lock()
+	for _, p := range ps {
+		p.SetU32(pdu.OffExpStatSN, s.expStatSN)
+	}
+	s.mu.Unlock()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := pdu.WriteAll(s.nc, ps, s.lim); err != nil {
+		s.fail(fmt.Errorf("%w: %w", ErrSession, err))
 	}
 }
 
@@ -633,16 +674,38 @@ func encodeLUN(lun uint64) uint64 {
 	return (0x4000 | lun&0x3fff) << 48 // flat space addressing
 }
 
+// busyPatience is how long run retries a command the target answers
+// TASK SET FULL or BUSY.
+const busyPatience = 30 * time.Second
+
 // run runs a command and turns a status other than GOOD into a
 // StatusError. A UNIT ATTENTION (a reset, a new session) is retried, as
 // initiators do: it reports an event, not a failure of the command.
+//
+// TASK SET FULL and BUSY — the target has no room for the command now —
+// are retried too, after a pause that doubles from a millisecond to
+// 100 ms, for up to busyPatience: the command runs once the target's
+// other commands have made room.
 func (s *Session) run(ctx context.Context, op string, lun uint64, cdb, out, in []byte) error {
+	pause, waited := time.Millisecond, time.Duration(0)
 	for try := 0; ; try++ {
 		r, err := s.Command(ctx, lun, cdb, out, in)
 		if err != nil {
 			return fmt.Errorf("%s: %w", op, err)
 		}
 		if k, _, _ := r.SenseKey(); r.Status == scsi.StatusCheckCondition && k == scsi.KeyUnitAttention && try < 4 {
+			continue
+		}
+		if (r.Status == scsi.StatusTaskSetFull || r.Status == scsi.StatusBusy) && waited < busyPatience {
+			t := time.NewTimer(pause)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return fmt.Errorf("%s: %w", op, ctx.Err())
+			}
+			waited += pause
+			pause = min(2*pause, 100*time.Millisecond)
 			continue
 		}
 		if r.Status != scsi.StatusGood {

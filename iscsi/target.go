@@ -1,6 +1,7 @@
 package iscsi
 
 import (
+	"container/list"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -50,11 +51,36 @@ type TargetConfig struct {
 	// MaxBurst and FirstBurst cap the negotiated burst lengths; 0 means
 	// 1 MiB and 256 KiB.
 	MaxBurst, FirstBurst int
-	// MaxSessions bounds concurrent connections; 0 means 64.
-	MaxSessions int
-	// IdleTimeout drops a connection that sends nothing for this long; 0
-	// means never (initiators ping with NOP-Out when they care).
-	IdleTimeout time.Duration
+	// MaxSessions bounds the sessions, and apart from them the logins in
+	// progress; 0 means 64. MaxSessionsPerAddress and
+	// MaxLoginsPerAddress bound those of one initiator address; 0 means
+	// 16 and 8.
+	MaxSessions, MaxSessionsPerAddress, MaxLoginsPerAddress int
+	// MaxWaiting bounds the connections whose first Login PDU has not
+	// come yet; one more evicts the oldest of them. 0 means 64.
+	MaxWaiting int
+	// LoginTimeout bounds a login from the connection to the full-feature
+	// phase; 0 means 15 s.
+	LoginTimeout time.Duration
+	// NopInInterval is the silence after which the target pings a session
+	// with a NOP-In, and NopInTimeout how long it then waits for any PDU
+	// before it drops the session; 0 means 15 s and 30 s (LIO's
+	// nopin_timeout and nopin_response_timeout).
+	NopInInterval, NopInTimeout time.Duration
+	// SessionBuffer bounds the bytes the commands of one session hold in
+	// buffers (data-out being collected, data-in being sent, the device
+	// server's own); 0 means 64 MiB: two commands of the largest transfer
+	// (the block limits page's 32 MiB), or an ORWRITE of it.
+	SessionBuffer int64
+	// TargetBuffer bounds the same over all sessions; 0 means 512 MiB. A
+	// command that does not fit in either is answered TASK SET FULL.
+	TargetBuffer int64
+	// DataOutTimeout drops a connection whose solicited (or unsolicited)
+	// Data-Out does not arrive this long after the R2T (or command), so
+	// that a command whose data never comes gives its buffer back; 0
+	// means 20 s. Linux's LIO target waits 3 s (dataout_timeout) and
+	// then retries the R2T; at ErrorRecoveryLevel 0 there is no retry.
+	DataOutTimeout time.Duration
 }
 
 // Validate checks the configuration.
@@ -68,7 +94,9 @@ func (c TargetConfig) Validate() error {
 	if c.CHAP != nil && (c.CHAP.User == "" || len(c.CHAP.Secret) < 12 || len(c.CHAP.Secret) > 255) {
 		return fmt.Errorf("%w: CHAP needs a user and a secret of 12 to 255 bytes", models.ErrConfig)
 	}
-	if c.QueueDepth < 0 || c.MaxRecvDataSegment < 0 || c.MaxBurst < 0 || c.FirstBurst < 0 || c.MaxSessions < 0 {
+	if c.QueueDepth < 0 || c.MaxRecvDataSegment < 0 || c.MaxBurst < 0 || c.FirstBurst < 0 || c.MaxSessions < 0 ||
+		c.MaxSessionsPerAddress < 0 || c.MaxLoginsPerAddress < 0 || c.MaxWaiting < 0 || c.LoginTimeout < 0 ||
+		c.NopInInterval < 0 || c.NopInTimeout < 0 || c.SessionBuffer < 0 || c.TargetBuffer < 0 || c.DataOutTimeout < 0 {
 		return fmt.Errorf("%w: negative target limit", models.ErrConfig)
 	}
 	if c.MaxRecvDataSegment != 0 && (c.MaxRecvDataSegment < 512 || c.MaxRecvDataSegment > maxNegotiatedSegment) {
@@ -110,6 +138,35 @@ func (c TargetConfig) withDefaults() TargetConfig {
 	if c.MaxSessions == 0 {
 		c.MaxSessions = 64
 	}
+	if c.MaxSessionsPerAddress == 0 {
+		c.MaxSessionsPerAddress = defaultSessionsPerAddress
+	}
+	if c.MaxLoginsPerAddress == 0 {
+		c.MaxLoginsPerAddress = defaultLoginsPerAddress
+	}
+	if c.MaxWaiting == 0 {
+		c.MaxWaiting = defaultMaxWaiting
+	}
+	if c.LoginTimeout == 0 {
+		c.LoginTimeout = defaultLoginTimeout
+	}
+	if c.NopInInterval == 0 {
+		c.NopInInterval = defaultNopInInterval
+	}
+	if c.NopInTimeout == 0 {
+		c.NopInTimeout = defaultNopInTimeout
+	}
+	if c.SessionBuffer == 0 {
+		c.SessionBuffer = 2 * maxTransfer
+	}
+	if c.TargetBuffer == 0 {
+		c.TargetBuffer = 16 * maxTransfer
+	}
+	c.SessionBuffer = max(c.SessionBuffer, 2*maxTransfer)
+	c.TargetBuffer = max(c.TargetBuffer, c.SessionBuffer)
+	if c.DataOutTimeout == 0 {
+		c.DataOutTimeout = 20 * time.Second
+	}
 	return c
 }
 
@@ -137,6 +194,10 @@ type Target struct {
 	tsih      atomic.Uint32
 	logins    atomic.Int64
 	refused   atomic.Int64
+	buffers   *budget // TargetBuffer
+	busy      atomic.Int64
+	adm       admission // guarded by mu
+	done      chan struct{}
 }
 
 // NewTarget returns a target; Serve puts it on a listener.
@@ -145,7 +206,8 @@ func NewTarget(cfg TargetConfig) (*Target, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	return &Target{cfg: cfg, log: cfg.Logger, listeners: map[net.Listener]struct{}{}, conns: map[*conn]struct{}{}}, nil
+	return &Target{cfg: cfg, log: cfg.Logger, listeners: map[net.Listener]struct{}{}, conns: map[*conn]struct{}{},
+		buffers: newBudget(cfg.TargetBuffer), adm: newAdmission(), done: make(chan struct{})}, nil
 }
 
 // IQN returns the target's name.
@@ -186,20 +248,26 @@ func (t *Target) Serve(l net.Listener) error {
 			return fmt.Errorf("iscsi: accept on %s: %w", l.Addr(), err)
 		}
 		t.mu.Lock()
-		if t.closed || len(t.conns) >= t.cfg.MaxSessions {
+		if t.closed {
 			t.mu.Unlock()
-			t.log.Warn("iscsi: connection refused: session limit", "remote", nc.RemoteAddr().String(), "limit", t.cfg.MaxSessions)
 			nc.Close()
 			continue
 		}
 		c := newConn(t, nc)
+		evict := t.accepted(c)
 		t.conns[c] = struct{}{}
 		t.wg.Add(1)
 		t.mu.Unlock()
+		if evict != nil {
+			// The longest-waiting connection that has not begun to log in
+			// makes room (see admission.go).
+			evict.nc.Close()
+		}
 		go func() {
 			defer t.wg.Done()
 			c.serve()
 			t.mu.Lock()
+			t.leave(c)
 			delete(t.conns, c)
 			t.mu.Unlock()
 		}()
@@ -210,6 +278,9 @@ func (t *Target) Serve(l net.Listener) error {
 // tasks to end.
 func (t *Target) Close() error {
 	t.mu.Lock()
+	if !t.closed {
+		close(t.done)
+	}
 	t.closed = true
 	for l := range t.listeners {
 		l.Close()
@@ -229,14 +300,23 @@ func (t *Target) Sessions() int {
 	return len(t.conns)
 }
 
-// TargetStats counts logins.
+// TargetStats counts logins and commands turned away.
 type TargetStats struct {
 	Logins, Refused int64
+	// Evicted counts connections closed before their first Login PDU
+	// to make room for newer ones (TargetConfig.MaxWaiting).
+	Evicted int64
+	// Busy counts commands answered TASK SET FULL or BUSY: no room in
+	// the session's buffers, the target's, or the session's task set.
+	Busy int64
 }
 
-// Stats returns the target's login counters.
+// Stats returns the target's counters.
 func (t *Target) Stats() TargetStats {
-	return TargetStats{Logins: t.logins.Load(), Refused: t.refused.Load()}
+	t.mu.Lock()
+	evicted := t.adm.evicted
+	t.mu.Unlock()
+	return TargetStats{Logins: t.logins.Load(), Refused: t.refused.Load(), Busy: t.busy.Load(), Evicted: evicted}
 }
 
 // conn is one connection, and with MaxConnections=1 one session.
@@ -261,6 +341,13 @@ type conn struct {
 	tasks map[uint32]*task
 	twg   sync.WaitGroup
 
+	buffers *budget // SessionBuffer
+
+	addr       string // the initiator's address, for admission
+	loginStart time.Time
+	state      int           // admission state; guarded by t.mu
+	elem       *list.Element // in t.adm.waiting while waiting
+
 	discovery     bool
 	initiatorName string
 	nexus         string // initiator port name: name,i,0xISID
@@ -278,6 +365,7 @@ type task struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	dataCh chan *pdu.PDU
+	mem    reservation // buffers the task may hold
 }
 
 // Task states: a task is aborted, or answers, never both.
@@ -303,7 +391,7 @@ func (tk *task) abort() bool {
 func newConn(t *Target, nc net.Conn) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &conn{t: t, nc: nc, ctx: ctx, cancel: cancel, tasks: map[uint32]*task{},
-		log: t.log.With("remote", nc.RemoteAddr().String())}
+		buffers: newBudget(t.cfg.SessionBuffer), addr: addrKey(nc.RemoteAddr()), log: t.log.With("remote", nc.RemoteAddr().String())}
 }
 
 // serve runs the connection: login, then the full-feature phase.
@@ -337,12 +425,6 @@ func (c *conn) readLimits() pdu.Limits {
 	return pdu.Limits{HeaderDigest: c.p.HeaderDigest, DataDigest: c.p.DataDigest, MaxData: c.p.RecvSegment}
 }
 
-func (c *conn) setDeadline() {
-	if d := c.t.cfg.IdleTimeout; d > 0 {
-		c.nc.SetReadDeadline(time.Now().Add(d))
-	}
-}
-
 // login runs the login phase; it reports whether the full-feature phase
 // follows.
 func (c *conn) login() bool {
@@ -351,15 +433,28 @@ func (c *conn) login() bool {
 	stage := -1
 	var pending []byte // keys of continued (C bit) requests
 	lim := pdu.Limits{MaxData: max(cfg.MaxRecvDataSegment, defaultMaxRecvSeg)}
-	c.nc.SetReadDeadline(time.Now().Add(30 * time.Second))
+	c.loginStart = time.Now()
+	c.nc.SetReadDeadline(time.Now().Add(cfg.LoginTimeout))
 	defer c.nc.SetReadDeadline(time.Time{})
 	first := true
 	for {
 		req, err := pdu.Read(c.nc, lim)
 		if err != nil {
-			if !errors.Is(err, io.EOF) {
+			var ne net.Error
+			switch {
+			case first && (errors.Is(err, net.ErrClosed) || errors.As(err, &ne) && ne.Timeout()):
+				// Evicted or timed out before it spoke: not worth a line
+				// each (a flood of idle connections would fill the log).
+				c.log.Debug("iscsi: connection closed before login", "err", err)
+			case !errors.Is(err, io.EOF):
 				c.log.Warn("iscsi: login: bad PDU", "err", err)
 			}
+			return false
+		}
+		if first && !c.t.loggingIn(c) {
+			c.log.Debug("iscsi: login refused: too many logins in progress", "address", c.addr)
+			c.t.refused.Add(1)
+			c.loginReply(req, nil, loginOutOfResources, 0, 0, false)
 			return false
 		}
 		if req.Opcode() != pdu.OpLoginReq {
@@ -409,11 +504,35 @@ func (c *conn) login() bool {
 			c.loginReply(req, nil, loginInitiatorError, csg, nsg, false)
 			return false
 		}
+		_, chapR := keys.Get("CHAP_R")
+		chapR = chapR && cfg.CHAP != nil && csg == stageSecurity
+		if chapR && !c.chapWait() {
+			return false
+		}
 		resp, status, allowed := neg.login(csg, keys, transit)
+		if chapR {
+			log, n := c.t.chapResult(c.addr, status == loginSuccess, time.Now())
+			if status == loginAuthFailed {
+				c.t.refused.Add(1)
+				if log {
+					c.log.Warn("iscsi: login refused", "initiator", neg.initiatorName, "status", fmt.Sprintf("0x%04x", status),
+						"reason", neg.failure, "failures_from_address", n)
+				}
+				c.loginReply(req, nil, status, csg, nsg, false)
+				return false
+			}
+		}
 		if status != loginSuccess {
 			c.t.refused.Add(1)
 			c.log.Warn("iscsi: login refused", "initiator", neg.initiatorName, "status", fmt.Sprintf("0x%04x", status), "reason", neg.failure)
 			c.loginReply(req, nil, status, csg, nsg, false)
+			return false
+		}
+		if allowed && nsg == stageFullFeature && !c.t.session(c) {
+			c.t.refused.Add(1)
+			c.log.Warn("iscsi: login refused: session limit", "initiator", neg.initiatorName,
+				"limit", cfg.MaxSessions, "per_address", cfg.MaxSessionsPerAddress)
+			c.loginReply(req, nil, loginOutOfResources, csg, nsg, false)
 			return false
 		}
 		if allowed && nsg == stageFullFeature {
@@ -439,6 +558,32 @@ func (c *conn) login() bool {
 			return true
 		}
 	}
+}
+
+// chapWait waits for the address's turn to have a CHAP response checked
+// (see admission.go); false when the target closes or the login times
+// out first.
+func (c *conn) chapWait() bool {
+	at := c.t.chapTurn(c.addr, time.Now())
+	d := time.Until(at)
+	if d <= 0 {
+		return true
+	}
+	if dl, ok := c.loginDeadline(); ok && at.After(dl) {
+		return false
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-c.t.done:
+		return false
+	}
+}
+
+func (c *conn) loginDeadline() (time.Time, bool) {
+	return c.loginStart.Add(c.t.cfg.LoginTimeout), !c.loginStart.IsZero()
 }
 
 func (c *conn) loginReply(req *pdu.PDU, keys pdu.Text, status, csg, nsg int, transit bool) error {
@@ -532,21 +677,71 @@ func (c *conn) done(req *pdu.PDU) {
 // finish is done for a task, once.
 func (c *conn) finish(tk *task) { tk.once.Do(func() { c.done(tk.req) }) }
 
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (r *countingReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	r.n += int64(n)
+	return n, err
+}
+
+// fullFeature reads and dispatches requests until the connection ends.
+// A session silent for NopInInterval is pinged with a NOP-In; one that
+// then sends nothing for NopInTimeout — or stops in the middle of a PDU
+// for NopInInterval — is dropped, which frees its slot and buffers.
 func (c *conn) fullFeature() error {
+	in := &countingReader{r: c.nc}
+	pinged := false
 	for {
-		c.setDeadline()
-		req, err := pdu.Read(c.nc, c.readLimits())
+		wait := c.t.cfg.NopInInterval
+		if pinged {
+			wait = c.t.cfg.NopInTimeout
+		}
+		c.nc.SetReadDeadline(time.Now().Add(wait))
+		before := in.n
+		req, err := pdu.Read(in, c.readLimits())
 		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() && in.n == before && !pinged {
+				pinged = true
+				if err := c.ping(); err != nil {
+					return err
+				}
+				continue
+			}
+			if errors.As(err, &ne) && ne.Timeout() {
+				return fmt.Errorf("no answer to a NOP-In for %v: %w", c.t.cfg.NopInTimeout, err)
+			}
 			if errors.Is(err, pdu.ErrDataDigest) && req != nil {
 				c.reject(req, rejectDataDigest)
 				continue
 			}
 			return err
 		}
+		pinged = false
 		if err := c.dispatch(req); err != nil {
 			return err
 		}
 	}
+}
+
+// ping sends a NOP-In that asks for a NOP-Out (RFC 7143 11.19): its
+// target transfer tag is not the reserved one, its StatSN is not
+// advanced.
+func (c *conn) ping() error {
+	p := pdu.New(pdu.OpNopIn)
+	p.Header[1] = pdu.FlagFinal
+	p.SetU32(pdu.OffITT, pdu.Reserved)
+	ttt := c.nextTTT.Add(1)
+	if ttt == pdu.Reserved {
+		ttt = c.nextTTT.Add(1)
+	}
+	p.SetU32(pdu.OffTTT, ttt)
+	return c.send(p, false)
 }
 
 func (c *conn) dispatch(req *pdu.PDU) error {
@@ -765,8 +960,22 @@ func (c *conn) scsiCommand(req *pdu.PDU) error {
 		c.done(req)
 		return c.reject(req, rejectProtocol)
 	}
+	// An immediate command counts against the window as the others do
+	// (RFC 7143 4.2.2.1 asks a target to take at least one beyond it):
+	// the session's task set holds at most QueueDepth+1 commands.
+	full := req.Immediate() && len(c.tasks) > c.t.cfg.QueueDepth
+	var mem reservation
+	if !full {
+		mem, full = c.reserve(req)
+		full = !full
+	}
+	if full {
+		none := len(c.tasks) == 0
+		c.tmu.Unlock()
+		return c.busy(req, none)
+	}
 	ctx, cancel := context.WithCancel(c.ctx)
-	tk := &task{req: req, itt: itt, cmdSN: req.U32(pdu.OffCmdSN), ctx: ctx, cancel: cancel, dataCh: make(chan *pdu.PDU, 16)}
+	tk := &task{req: req, itt: itt, cmdSN: req.U32(pdu.OffCmdSN), ctx: ctx, cancel: cancel, dataCh: make(chan *pdu.PDU, 16), mem: mem}
 	c.tasks[itt] = tk
 	c.twg.Add(1)
 	c.tmu.Unlock()
@@ -784,7 +993,45 @@ func (c *conn) scsiCommand(req *pdu.PDU) error {
 		c.tmu.Unlock()
 		cancel()
 		c.finish(tk)
+		tk.mem.release()
 	}()
+	return nil
+}
+
+// reserve takes from the session's and the target's buffer budgets what
+// a command may hold: its data-out buffer (the expected data transfer
+// length) and what the device server allocates for it. It reports false
+// when either has no room.
+func (c *conn) reserve(req *pdu.PDU) (reservation, bool) {
+	var n, edtl int64
+	if req.Flags()&cmdWrite != 0 {
+		edtl = int64(req.U32(pdu.OffTTT))
+		if edtl > maxTransfer {
+			return reservation{}, true // refused before any data is taken
+		}
+		n = int64(scsi.BufferCap(int(edtl)))
+	}
+	n += int64(c.t.cfg.LU.WorkBytes(req.Header[32:48], int(edtl)))
+	return reserve(c.buffers, c.t.buffers, n)
+}
+
+// busy answers a command the session or target has no room for: TASK
+// SET FULL when the session has commands of its own in the task set
+// (one of them completing makes room), BUSY when it has none (SAM-5
+// 5.3.1). Initiators retry either. Data-Out that follows the command is
+// dropped as a stray.
+func (c *conn) busy(req *pdu.PDU, none bool) error {
+	c.t.busy.Add(1)
+	st := byte(scsi.StatusTaskSetFull)
+	if none {
+		st = scsi.StatusBusy
+	}
+	tk := &task{req: req, itt: req.ITT(), cancel: func() {}}
+	want := 0
+	if req.Flags()&cmdWrite != 0 {
+		want = int(req.U32(pdu.OffTTT))
+	}
+	c.respond(tk, req, scsi.Response{Status: st, Want: want}, 0)
 	return nil
 }
 
@@ -848,12 +1095,18 @@ func (c *conn) collect(tk *task, req *pdu.PDU, edtl int) ([]byte, error) {
 func (c *conn) receive(tk *task, buf []byte, ttt uint32, off, n int) (int, error) {
 	var dataSN uint32
 	got := 0
+	// The sequence must arrive within the Data-Out timeout: a command
+	// whose data never comes must not hold its buffer for ever.
+	timeout := time.NewTimer(c.t.cfg.DataOutTimeout)
+	defer timeout.Stop()
 	for {
 		var p *pdu.PDU
 		select {
 		case p = <-tk.dataCh:
 		case <-tk.ctx.Done():
 			return got, tk.ctx.Err()
+		case <-timeout.C:
+			return got, fmt.Errorf("%w: no Data-Out for %v", errProtocol, c.t.cfg.DataOutTimeout)
 		}
 		if p.U32(pdu.OffTTT) != ttt {
 			return got, fmt.Errorf("%w: Data-Out with TTT 0x%x, want 0x%x", errProtocol, p.U32(pdu.OffTTT), ttt)

@@ -34,6 +34,26 @@ func freePort(t *testing.T) int {
 // stops it when the test ends.
 func startTgtd(t *testing.T, size int64) string {
 	t.Helper()
+	return startTgtdIn(t, t.TempDir(), size)
+}
+
+// memTempDir returns a directory in memory (tmpfs) that the test removes
+// at its end, or a plain temporary directory where there is none: for
+// LUN files that tests fill with gigabytes, which on the host's disk
+// would be written back at the disk's pace.
+func memTempDir(t *testing.T) string {
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		if dir, err := os.MkdirTemp("/dev/shm", "nasemu-iscsi-"); err == nil {
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			return dir
+		}
+	}
+	return t.TempDir()
+}
+
+// startTgtdIn is startTgtd with the LUN's file in dir.
+func startTgtdIn(t *testing.T, dir string, size int64) string {
+	t.Helper()
 	tgtd := needTool(t, "tgtd")
 	tgtadm := needTool(t, "tgtadm")
 	if os.Geteuid() != 0 {
@@ -42,7 +62,7 @@ func startTgtd(t *testing.T, size int64) string {
 		}
 		t.Skip("tgtd needs root")
 	}
-	file := filepath.Join(t.TempDir(), "tgtd.img")
+	file := filepath.Join(dir, "tgtd.img")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -160,5 +180,43 @@ func TestInitiatorAgainstTgtd(t *testing.T) {
 		t.Errorf("bench against tgtd: %d I/Os in a second", r.IOs)
 	} else {
 		t.Logf("bench against tgtd: %.0f IOPS", r.IOPS)
+	}
+}
+
+// TestSuitesAgainstTgtd: the cdm and diskspd suites, at their own file
+// sizes and a short runtime, complete against tgtd with every job
+// reported (cmd/nasemu's TestISCSISuitesFullSize does the same against
+// nasemu iscsi).
+func TestSuitesAgainstTgtd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("lays out 5 GiB over iSCSI")
+	}
+	// cdm's 1 GiB file and then diskspd's 4 GiB one, at the LUN's start.
+	addr := startTgtdIn(t, memTempDir(t), 4<<30+64<<20)
+	for _, suite := range []string{"cdm", "diskspd"} {
+		jobs, err := bench.Suite(suite)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = bench.Overrides{Runtime: 300 * time.Millisecond}.Apply(jobs)
+		lt, err := OpenLUN(context.Background(), "tgtd", SessionConfig{Addr: addr, Target: tgtdIQN}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := bench.Run(lt, jobs, bench.Options{Seed: 1, Suite: suite})
+		if cerr := lt.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			t.Fatalf("%s against tgtd: %v", suite, err)
+		}
+		if len(rep.Results) != len(jobs) {
+			t.Errorf("%s: %d of %d jobs reported", suite, len(rep.Results), len(jobs))
+		}
+		for _, r := range rep.Results {
+			if r.IOs == 0 {
+				t.Errorf("%s: %s did no I/O", suite, r.Name)
+			}
+		}
 	}
 }

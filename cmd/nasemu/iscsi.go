@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os/signal"
 	"syscall"
 
@@ -52,8 +53,8 @@ func serveISCSI(ctx context.Context, args []string, stderr io.Writer, ready chan
 		return usagef("--setup is required")
 	case *backing == "":
 		return usagef("--backing is required")
-	case *scale <= 0:
-		return usagef("--time-scale must be positive, got %v", *scale)
+	case !(*scale > 0) || math.IsInf(*scale, 0):
+		return usagef("--time-scale must be a positive number, got %v", *scale)
 	}
 	var limit int64
 	if *size != "" {
@@ -101,7 +102,10 @@ func serveISCSI(ctx context.Context, args []string, stderr io.Writer, ready chan
 	if err != nil {
 		return usagef("--backing: %v", err)
 	}
-	vol, err := emu.NewVolume(model, store, emu.Options{Clock: emu.NewWallClock(*scale, -1), Logger: log})
+	// Paced waits end when the server stops, so that a signal is honoured
+	// at once even while a long-paced command is in flight.
+	clock := iscsi.NewStopClock(emu.NewWallClock(*scale, -1))
+	vol, err := emu.NewVolume(model, store, emu.Options{Clock: clock, Logger: log})
 	if err != nil {
 		store.Close()
 		return err
@@ -123,7 +127,9 @@ func serveISCSI(ctx context.Context, args []string, stderr io.Writer, ready chan
 	select {
 	case <-ctx.Done():
 		fmt.Fprintln(stderr, "nasemu iscsi: stopping")
+		clock.Stop()
 	case err := <-srv.Failed():
+		clock.Stop()
 		srv.Stop()
 		return err
 	}

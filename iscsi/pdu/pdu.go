@@ -232,16 +232,41 @@ func unexpected(err error) error {
 // are added as lim says. It writes with one vectored write so that a
 // PDU is never interleaved with another when the caller holds a lock.
 func Write(w io.Writer, p *PDU, lim Limits) error {
+	bufs, err := p.appendWire(nil, lim)
+	if err != nil {
+		return err
+	}
+	_, err = bufs.WriteTo(w)
+	return err
+}
+
+// WriteAll writes several PDUs with one system call where the writer
+// allows it (a TCP connection's writev): the Data-Out PDUs of a burst,
+// which a target with small segments (tgtd's 8 KiB) makes numerous.
+func WriteAll(w io.Writer, ps []*PDU, lim Limits) error {
+	var bufs net.Buffers
+	for _, p := range ps {
+		var err error
+		if bufs, err = p.appendWire(bufs, lim); err != nil {
+			return err
+		}
+	}
+	_, err := bufs.WriteTo(w)
+	return err
+}
+
+// appendWire appends the PDU's wire form to bufs, filling its lengths.
+func (p *PDU) appendWire(bufs net.Buffers, lim Limits) (net.Buffers, error) {
 	if len(p.AHS)%4 != 0 || len(p.AHS) > 255*4 {
-		return fmt.Errorf("iscsi: AHS of %d bytes", len(p.AHS))
+		return bufs, fmt.Errorf("iscsi: AHS of %d bytes", len(p.AHS))
 	}
 	n := len(p.Data)
 	if n >= 1<<24 {
-		return fmt.Errorf("%w: %d bytes", ErrTooLong, n)
+		return bufs, fmt.Errorf("%w: %d bytes", ErrTooLong, n)
 	}
 	p.Header[OffAHSLen] = byte(len(p.AHS) / 4)
 	p.Header[OffDataLen], p.Header[OffDataLen+1], p.Header[OffDataLen+2] = byte(n>>16), byte(n>>8), byte(n)
-	bufs := net.Buffers{p.Header[:]}
+	bufs = append(bufs, p.Header[:])
 	if len(p.AHS) > 0 {
 		bufs = append(bufs, p.AHS)
 	}
@@ -257,6 +282,5 @@ func Write(w io.Writer, p *PDU, lim Limits) error {
 			bufs = append(bufs, binary.LittleEndian.AppendUint32(nil, CRC32C(p.Data, zeroPad[:pad(n)])))
 		}
 	}
-	_, err := bufs.WriteTo(w)
-	return err
+	return bufs, nil
 }

@@ -25,6 +25,18 @@ func Buffer(n int) []byte {
 	return make([]byte, n, 1<<c)
 }
 
+// BufferCap returns the memory Buffer(n) takes: n rounded up to its size
+// class.
+func BufferCap(n int) int {
+	if n == 0 {
+		return 0
+	}
+	if c := bits.Len(uint(n - 1)); c < len(pools) {
+		return 1 << c
+	}
+	return n
+}
+
 // Recycle returns a buffer from Buffer to the pool; the caller must not
 // use it afterwards.
 func Recycle(b []byte) {

@@ -12,14 +12,17 @@
 //
 // Commands: TEST UNIT READY, REQUEST SENSE, INQUIRY (standard data and VPD
 // pages 0x00, 0x80, 0x83, 0xB0, 0xB1, 0xB2), READ CAPACITY(10/16), REPORT
-// LUNS, MODE SENSE(6/10) (caching and control pages), START STOP UNIT,
+// LUNS, REPORT SUPPORTED OPERATION CODES (all, one command, with timeouts;
+// the table in opcodes.go), GET LBA STATUS (from a Provisioner backend,
+// else by scanning a chunk: zeros read as deallocated under LBPRZ),
+// MODE SENSE(6/10) (caching and control pages), START STOP UNIT,
 // READ(6/10/12/16), WRITE(6/10/12/16), WRITE AND VERIFY(10/12/16),
 // VERIFY(10/12/16) with BYTCHK 0, 1 and 3, COMPARE AND WRITE, ORWRITE(16),
 // WRITE SAME(10/16) with UNMAP and NDOB, UNMAP, PRE-FETCH(10/16),
 // SYNCHRONIZE CACHE(10/16), PERSISTENT RESERVE IN/OUT, RESERVE(6) and
 // RELEASE(6). FUA, and the verification of WRITE AND VERIFY, sync the
-// backend before GOOD. Not implemented (refused): MODE SELECT, REPORT
-// SUPPORTED OPERATION CODES, GET LBA STATUS, EXTENDED COPY, SANITIZE,
+// backend before GOOD. Not implemented (refused): MODE SELECT, EXTENDED
+// COPY, SANITIZE,
 // WRITE ATOMIC, READ DEFECT DATA, protection information (a non-zero
 // RDPROTECT/WRPROTECT/VRPROTECT is an invalid field).
 //
@@ -248,6 +251,51 @@ func (l *LU) DataOutLength(cdb []byte) (int, bool) {
 	return 0, false
 }
 
+// WorkBytes returns an upper bound of the memory the device server
+// allocates to run the command, apart from the dataOut bytes of data-out
+// the transport hands it: the data-in of a read, the old contents that
+// COMPARE AND WRITE and ORWRITE read, the blocks a partly transferred
+// write reads back, the chunk WRITE SAME and VERIFY work in. The
+// transport reserves it (with the data-out) before the command runs, so
+// that memory stays bounded whatever the initiators send.
+func (l *LU) WorkBytes(cdb []byte, dataOut int) int {
+	if len(cdb) == 0 || cdbLen(cdb[0]) == 0 || len(cdb) < cdbLen(cdb[0]) {
+		return 0
+	}
+	cdb = cdb[:cdbLen(cdb[0])]
+	var blocks uint64
+	switch cdb[0] {
+	case 0x08: // READ(6)
+		blocks = uint64(cdb[4])
+		if blocks == 0 {
+			blocks = 256
+		}
+	case 0x28, 0xa8, 0x88, 0x8b: // READ, ORWRITE
+		_, n := lbaLen(cdb)
+		blocks = uint64(n)
+	case 0x0a, 0x2a, 0xaa, 0x8a, 0x2e, 0xae, 0x8e: // a write: read back when partly transferred
+		if want, _ := l.DataOutLength(cdb); want == dataOut {
+			return 0
+		}
+		return BufferCap(dataOut + l.bs)
+	case 0x89: // COMPARE AND WRITE
+		blocks = uint64(cdb[13])
+	case 0x41, 0x93, 0x2f, 0xaf, 0x8f: // WRITE SAME, VERIFY: one chunk
+		return ioChunk
+	case 0x9e: // GET LBA STATUS scans a chunk
+		if cdb[1]&0x1f == 0x12 {
+			return lbaStatusScan
+		}
+		return 0
+	default:
+		return 0
+	}
+	if blocks > uint64(l.maxXfer()) {
+		return 0 // refused before anything is allocated
+	}
+	return BufferCap(int(blocks) * l.bs)
+}
+
 // cdbLen returns the length of a CDB by its group code, or 0 when unknown.
 func cdbLen(op byte) int {
 	switch op >> 5 {
@@ -403,6 +451,9 @@ func (l *LU) execute(ctx context.Context, c Command) Response {
 		be.PutUint32(b[4:], uint32(l.bs))
 		return good(b)
 	case 0x9e:
+		if cdb[1]&0x1f == 0x12 {
+			return l.getLBAStatus(cdb)
+		}
 		if cdb[1]&0x1f == 0x10 { // READ CAPACITY(16)
 			b := make([]byte, 32)
 			be.PutUint64(b, l.blocks-1)
@@ -413,6 +464,11 @@ func (l *LU) execute(ctx context.Context, c Command) Response {
 		return check(SenseInvalidFieldInCDB)
 	case 0xa0:
 		return l.reportLUNs(cdb)
+	case 0xa3: // MAINTENANCE IN
+		if cdb[1]&0x1f == 0x0c {
+			return l.reportOpcodes(cdb)
+		}
+		return check(SenseInvalidFieldInCDB)
 	case 0x08: // READ(6)
 		lba := uint64(be.Uint32(cdb[0:]) & 0x1fffff)
 		n := uint32(cdb[4])
@@ -589,28 +645,35 @@ func (l *LU) verify(ctx context.Context, cdb, data []byte) Response {
 	if n > l.maxXfer() {
 		return check(SenseInvalidFieldInCDB)
 	}
-	// Verification reads the medium; with BYTCHK it compares too.
-	buf := make([]byte, int(n)*l.bs)
-	if _, err := l.dev.ReadAt(buf, int64(lba)*int64(l.bs)); err != nil {
-		return l.ioError(err, false, lba)
-	}
-	if bytchk == 0 {
-		return good(nil)
-	}
-	if bytchk == 3 { // one block compared with each
-		for i := 0; i < int(n); i++ {
-			if !bytes.Equal(buf[i*l.bs:(i+1)*l.bs], data[:l.bs]) {
+	// Verification reads the medium, a chunk at a time; with BYTCHK it
+	// compares too.
+	total := int(n) * l.bs
+	buf := make([]byte, min(ioChunk, total))
+	for done := 0; done < total; {
+		if ctx.Err() != nil {
+			return l.ioError(ctx.Err(), false, lba)
+		}
+		k := min(len(buf), total-done)
+		if _, err := l.dev.ReadAt(buf[:k], int64(lba)*int64(l.bs)+int64(done)); err != nil {
+			return l.ioError(err, false, lba+uint64(done/l.bs))
+		}
+		switch bytchk {
+		case 3: // one block compared with each
+			for i := 0; i < k; i += l.bs {
+				if !bytes.Equal(buf[i:i+l.bs], data[:l.bs]) {
+					s := SenseMiscompareVerify
+					s.Info, s.InfoValid = uint64(done+i), true
+					return check(s)
+				}
+			}
+		case 1:
+			if i := firstDiff(buf[:k], data[done:done+k]); i >= 0 {
 				s := SenseMiscompareVerify
-				s.Info, s.InfoValid = uint64(i*l.bs), true
+				s.Info, s.InfoValid = uint64(done+i), true
 				return check(s)
 			}
 		}
-		return good(nil)
-	}
-	if i := firstDiff(buf, data); i >= 0 {
-		s := SenseMiscompareVerify
-		s.Info, s.InfoValid = uint64(i), true
-		return check(s)
+		done += k
 	}
 	return good(nil)
 }

@@ -1,0 +1,112 @@
+package scsi
+
+import "fmt"
+
+// Words for sense data, so that an initiator's errors say what went
+// wrong: the sense keys and the additional sense codes of SPC-4 (annex
+// D) that block devices report. A code not in the table is shown as
+// its numbers.
+
+var keyNames = [16]string{
+	"NO SENSE", "RECOVERED ERROR", "NOT READY", "MEDIUM ERROR", "HARDWARE ERROR",
+	"ILLEGAL REQUEST", "UNIT ATTENTION", "DATA PROTECT", "BLANK CHECK", "VENDOR SPECIFIC",
+	"COPY ABORTED", "ABORTED COMMAND", "RESERVED (0xC)", "VOLUME OVERFLOW", "MISCOMPARE", "COMPLETED",
+}
+
+// KeyName returns the name of a sense key.
+func KeyName(key byte) string { return keyNames[key&0x0f] }
+
+var ascNames = map[uint16]string{
+	0x0000: "NO ADDITIONAL SENSE INFORMATION",
+	0x0400: "LOGICAL UNIT NOT READY, CAUSE NOT REPORTABLE",
+	0x0401: "LOGICAL UNIT IS IN PROCESS OF BECOMING READY",
+	0x0402: "LOGICAL UNIT NOT READY, INITIALIZING COMMAND REQUIRED",
+	0x0403: "LOGICAL UNIT NOT READY, MANUAL INTERVENTION REQUIRED",
+	0x0404: "LOGICAL UNIT NOT READY, FORMAT IN PROGRESS",
+	0x0500: "LOGICAL UNIT DOES NOT RESPOND TO SELECTION",
+	0x0800: "LOGICAL UNIT COMMUNICATION FAILURE",
+	0x0c00: "WRITE ERROR",
+	0x0c02: "WRITE ERROR - AUTO REALLOCATION FAILED",
+	0x0e03: "INVALID FIELD IN COMMAND INFORMATION UNIT",
+	0x1100: "UNRECOVERED READ ERROR",
+	0x1400: "RECORDED ENTITY NOT FOUND",
+	0x1a00: "PARAMETER LIST LENGTH ERROR",
+	0x1d00: "MISCOMPARE DURING VERIFY OPERATION",
+	0x2000: "INVALID COMMAND OPERATION CODE",
+	0x2100: "LOGICAL BLOCK ADDRESS OUT OF RANGE",
+	0x2400: "INVALID FIELD IN CDB",
+	0x2500: "LOGICAL UNIT NOT SUPPORTED",
+	0x2600: "INVALID FIELD IN PARAMETER LIST",
+	0x2601: "PARAMETER NOT SUPPORTED",
+	0x2602: "PARAMETER VALUE INVALID",
+	0x2604: "INVALID RELEASE OF PERSISTENT RESERVATION",
+	0x2700: "WRITE PROTECTED",
+	0x2701: "HARDWARE WRITE PROTECTED",
+	0x2702: "LOGICAL UNIT SOFTWARE WRITE PROTECTED",
+	0x2707: "SPACE ALLOCATION FAILED WRITE PROTECT",
+	0x2800: "NOT READY TO READY CHANGE, MEDIUM MAY HAVE CHANGED",
+	0x2900: "POWER ON, RESET, OR BUS DEVICE RESET OCCURRED",
+	0x2901: "POWER ON OCCURRED",
+	0x2902: "SCSI BUS RESET OCCURRED",
+	0x2903: "BUS DEVICE RESET FUNCTION OCCURRED",
+	0x2904: "DEVICE INTERNAL RESET",
+	0x2907: "I_T NEXUS LOSS OCCURRED",
+	0x2a01: "MODE PARAMETERS CHANGED",
+	0x2a03: "RESERVATIONS PREEMPTED",
+	0x2a04: "RESERVATIONS RELEASED",
+	0x2a05: "REGISTRATIONS PREEMPTED",
+	0x2a09: "CAPACITY DATA HAS CHANGED",
+	0x2c00: "COMMAND SEQUENCE ERROR",
+	0x2f00: "COMMANDS CLEARED BY ANOTHER INITIATOR",
+	0x3100: "MEDIUM FORMAT CORRUPTED",
+	0x3900: "SAVING PARAMETERS NOT SUPPORTED",
+	0x3a00: "MEDIUM NOT PRESENT",
+	0x3e03: "LOGICAL UNIT FAILED SELF-TEST",
+	0x3f0e: "REPORTED LUNS DATA HAS CHANGED",
+	0x4400: "INTERNAL TARGET FAILURE",
+	0x4700: "SCSI PARITY ERROR",
+	0x4b00: "DATA PHASE ERROR",
+	0x4e00: "OVERLAPPED COMMANDS ATTEMPTED",
+	0x5302: "MEDIUM REMOVAL PREVENTED",
+	0x5503: "INSUFFICIENT RESOURCES",
+	0x5504: "INSUFFICIENT REGISTRATION RESOURCES",
+	0x5d00: "FAILURE PREDICTION THRESHOLD EXCEEDED",
+}
+
+// ASCName returns the words of an additional sense code and qualifier,
+// or "" when the table does not have them.
+func ASCName(asc, ascq byte) string { return ascNames[uint16(asc)<<8|uint16(ascq)] }
+
+// SenseText describes a sense key with its additional sense code and
+// qualifier, in words and numbers: "ILLEGAL REQUEST, LOGICAL UNIT NOT
+// SUPPORTED (sense key 0x5, ASC/ASCQ 0x25/0x00)".
+func SenseText(key, asc, ascq byte) string {
+	codes := fmt.Sprintf("(sense key 0x%x, ASC/ASCQ 0x%02x/0x%02x)", key&0x0f, asc, ascq)
+	if n := ASCName(asc, ascq); n != "" {
+		return KeyName(key) + ", " + n + " " + codes
+	}
+	return KeyName(key) + " " + codes
+}
+
+// StatusName returns the name of a SCSI status (SAM-5).
+func StatusName(status byte) string {
+	switch status {
+	case StatusGood:
+		return "GOOD"
+	case StatusCheckCondition:
+		return "CHECK CONDITION"
+	case StatusConditionMet:
+		return "CONDITION MET"
+	case StatusBusy:
+		return "BUSY"
+	case StatusReservationConflict:
+		return "RESERVATION CONFLICT"
+	case StatusTaskSetFull:
+		return "TASK SET FULL"
+	case 0x30:
+		return "ACA ACTIVE"
+	case 0x40:
+		return "TASK ABORTED"
+	}
+	return fmt.Sprintf("status 0x%02x", status)
+}
