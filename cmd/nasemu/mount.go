@@ -51,8 +51,8 @@ func mount(ctx context.Context, args []string, stderr io.Writer) error {
 		return usagef("--setup is required")
 	case *backing == "":
 		return usagef("--backing is required")
-	case *scale <= 0:
-		return usagef("--time-scale must be positive, got %v", *scale)
+	case checkTimeScale(*scale) != nil:
+		return checkTimeScale(*scale)
 	}
 	mountpoint := fs.Arg(0)
 	if _, err := fusefs.CheckMount(mountpoint, *backing); err != nil {

@@ -171,8 +171,8 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 		return usagef("--lun FILE is required with --iscsi: the file that holds the LUN's bytes")
 	case *iscsiAddr == "" && (*lunFile != "" || *lunSizeFlag != "" || *chapUser != ""):
 		return usagef("--lun, --lun-size and --chap-user go with --iscsi")
-	case *scale <= 0:
-		return usagef("--time-scale must be positive, got %v", *scale)
+	case checkTimeScale(*scale) != nil:
+		return checkTimeScale(*scale)
 	case strings.ContainsAny(*share, "/\\[]\n"):
 		return usagef("--share %q: not a share name", *share)
 	}
