@@ -81,6 +81,8 @@ func ctlRequest(words []string) (fusefs.ControlRequest, error) {
 // onlySocket finds the control socket of the one emulator running.
 func onlySocket() (string, error) {
 	found, _ := filepath.Glob(filepath.Join(stateBase(), "mount-*", "ctl.sock"))
+	nas, _ := filepath.Glob(filepath.Join(stateBase(), "nas-*", "ctl.sock"))
+	found = append(found, nas...)
 	switch len(found) {
 	case 0:
 		return "", usagef("no running emulator found in %s: give --socket", stateBase())

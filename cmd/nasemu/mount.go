@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -21,6 +20,7 @@ import (
 	"github.com/nasemu/nasemu/models"
 	"github.com/nasemu/nasemu/models/raid"
 	"github.com/nasemu/nasemu/models/setup"
+	"github.com/nasemu/nasemu/rundir"
 )
 
 func runMount(args []string, stdout, stderr io.Writer) error {
@@ -91,13 +91,13 @@ func mount(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 
-	stateDir, err := runStateDir()
+	stateDir, err := runStateDir("mount-", 0o700)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(stateDir)
+	defer stateDir.RemoveAll()
 	if *socket == "" {
-		*socket = filepath.Join(stateDir, "ctl.sock")
+		*socket = stateDir.Join("ctl.sock")
 	}
 	os.Remove(*socket) // a stale socket of a killed run
 	ctl, err := net.Listen("unix", *socket)
@@ -168,21 +168,22 @@ func replacementDrives(s *setup.Setup, seed uint64) func(member int) (models.Dev
 }
 
 // stateBase is the directory that holds the state directories of running
-// emulators: the user's runtime directory, or the temporary directory.
-func stateBase() string {
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
-		return filepath.Join(d, "nasemu")
-	}
-	return filepath.Join(os.TempDir(), "nasemu-"+strconv.Itoa(os.Getuid()))
-}
+// emulators (rundir.Base: never a directory another user could have made).
+func stateBase() string { return rundir.Base() }
 
-// runStateDir creates this run's state directory.
-func runStateDir() (string, error) {
-	dir := filepath.Join(stateBase(), "mount-"+strconv.Itoa(os.Getpid()))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("state directory: %w", err)
+// runStateDir creates this run's state directory afresh in the state base:
+// prefix, the process id and random characters, with mode perm.
+func runStateDir(prefix string, perm os.FileMode) (*rundir.Dir, error) {
+	base, err := rundir.OpenBase(stateBase())
+	if err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
 	}
-	return dir, nil
+	defer base.Close()
+	d, err := base.MkdirTemp(prefix+strconv.Itoa(os.Getpid())+"-", perm)
+	if err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
+	}
+	return d, nil
 }
 
 // journalInterval is how often the mount commits its namespace changes

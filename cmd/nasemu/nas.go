@@ -12,7 +12,6 @@ import (
 	"os/user"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -297,14 +296,19 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 	var unmounted <-chan struct{}
 	var smbExited <-chan struct{}
 	if *smbAddr != "" {
-		runDir := filepath.Join(stateBase(), "nas-"+strconv.Itoa(os.Getpid()))
-		mnt := filepath.Join(runDir, "share")
-		if err := os.MkdirAll(mnt, 0o755); err != nil {
+		// The run directory is private, but smbd's user must reach the mount.
+		run, err := runStateDir("nas-", 0o711)
+		if err != nil {
+			return errors.Join(err, stopLUN())
+		}
+		defer run.RemoveAll()
+		runDir := run.Path()
+		shareDir, err := run.Mkdir("share", 0o755)
+		if err != nil {
 			return errors.Join(fmt.Errorf("state directory: %w", err), stopLUN())
 		}
-		// The run directory is private but smbd's user must reach the mount.
-		os.Chmod(runDir, 0o711)
-		defer os.RemoveAll(runDir)
+		shareDir.Close()
+		mnt := shareDir.Path()
 		ctl, err := net.Listen("unix", filepath.Join(runDir, "ctl.sock"))
 		if err != nil {
 			return errors.Join(fmt.Errorf("control socket: %w", err), stopLUN())

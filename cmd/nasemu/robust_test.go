@@ -2,11 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nasemu/nasemu/fusefs"
 )
 
 // TestRobustTimeScale holds issue 20's --time-scale values: NaN, ±Inf,
@@ -62,5 +67,78 @@ func TestRobustSetupFileSize(t *testing.T) {
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("refusing a 100 MB setup took %v", d)
+	}
+}
+
+// TestRobustStateBase holds issue 20's attack on the state base: a base
+// that another local user pre-created (their directory, with a symlink to
+// a file of root's where nasemu writes) is refused before anything is
+// mounted, and the file is untouched; with a base of its own, a mount
+// makes a private state directory of a fresh name and removes it at the
+// end.
+func TestRobustStateBase(t *testing.T) {
+	requireFuse(t)
+	if os.Geteuid() != 0 {
+		t.Skip("chown to another user needs root") // requireFuse fails in CI without root's FUSE
+	}
+	target := filepath.Join(t.TempDir(), "victim")
+	const content = "root's file\n"
+	if err := os.WriteFile(target, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runtime := t.TempDir()
+	t.Setenv("XDG_RUNTIME_DIR", runtime)
+	hostile := filepath.Join(runtime, "nasemu")
+	if err := os.Mkdir(hostile, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"ctl.sock", "mount-" + strconv.Itoa(os.Getpid())} {
+		if err := os.Symlink(target, filepath.Join(hostile, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Lchown(hostile, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	mnt, backing := t.TempDir(), t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var stderr syncBuffer
+	err := mount(ctx, []string{"--setup", testSetup, "--backing", backing, mnt}, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "belongs to uid 65534") {
+		t.Errorf("mount with another user's state base: %v; want it refused", err)
+	}
+	if fusefs.Mounted(mnt) {
+		syscall.Unmount(mnt, syscall.MNT_DETACH)
+		t.Errorf("%s was mounted", mnt)
+	}
+	if b, err := os.ReadFile(target); err != nil || string(b) != content {
+		t.Errorf("the symlink's target was changed: %q, %v", b, err)
+	}
+
+	// A base of its own: a fresh private directory, gone after the run.
+	if err := os.RemoveAll(hostile); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- mount(ctx, []string{"--setup", testSetup, "--backing", backing, mnt}, &stderr)
+	}()
+	var dirs []string
+	for deadline := time.Now().Add(10 * time.Second); len(dirs) == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		dirs, _ = filepath.Glob(filepath.Join(hostile, "mount-*", "ctl.sock"))
+	}
+	if len(dirs) != 1 {
+		t.Errorf("state directories: %q; want one", dirs)
+	} else if st, err := os.Lstat(filepath.Dir(dirs[0])); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("state directory %s: %v, %v; want mode 0700", filepath.Dir(dirs[0]), st.Mode(), err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("mount: %v\n%s", err, stderr.String())
+	}
+	if left, _ := filepath.Glob(filepath.Join(hostile, "mount-*")); len(left) != 0 {
+		t.Errorf("state directories left: %q", left)
 	}
 }
