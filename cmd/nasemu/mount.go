@@ -35,7 +35,8 @@ func mount(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := newFlags("mount", "--setup SETUP --backing DIR MOUNTPOINT [--metrics HOST:PORT] [--time-scale F] [--socket PATH]", stderr)
 	setupName := fs.String("setup", "", "the modelled NAS: a built-in setup's name or a YAML file")
 	backing := fs.String("backing", "", "directory that holds the share's files (kept across mounts)")
-	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at HOST:PORT (e.g. 127.0.0.1:9108)")
+	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at HOST:PORT, a loopback address (e.g. 127.0.0.1:9108)")
+	metricsPublic := fs.Bool("metrics-public", false, "allow --metrics on an address other hosts reach (served without authentication)")
 	scale := fs.Float64("time-scale", 1, "run the model F times slower than real time (for setups faster than this host)")
 	socket := fs.String("socket", "", "control socket path (default: ctl.sock in the run's state directory)")
 	seed := fs.Uint64("seed", 1, "seed of the model's random choices")
@@ -53,6 +54,8 @@ func mount(ctx context.Context, args []string, stderr io.Writer) error {
 		return usagef("--backing is required")
 	case checkTimeScale(*scale) != nil:
 		return checkTimeScale(*scale)
+	case *metricsAddr != "" && !*metricsPublic && !loopback(*metricsAddr):
+		return usagef("--metrics %s: not a loopback address; the metrics are served without authentication, so give --metrics-public to serve them to other hosts", *metricsAddr)
 	}
 	mountpoint := fs.Arg(0)
 	if _, err := fusefs.CheckMount(mountpoint, *backing); err != nil {
@@ -99,10 +102,11 @@ func mount(ctx context.Context, args []string, stderr io.Writer) error {
 	if *socket == "" {
 		*socket = stateDir.Join("ctl.sock")
 	}
-	os.Remove(*socket) // a stale socket of a killed run
-	ctl, err := net.Listen("unix", *socket)
-	if err != nil {
-		return fmt.Errorf("control socket: %w", err)
+	ctl, err := fusefs.ListenControl(*socket)
+	if errors.Is(err, fusefs.ErrSocketPath) {
+		return usageError{fmt.Errorf("--socket: %w", err)}
+	} else if err != nil {
+		return err
 	}
 	defer ctl.Close()
 	go f.ServeControl(ctl)
@@ -137,6 +141,20 @@ func mount(ctx context.Context, args []string, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "nasemu mount: unmounted from outside")
 	}
 	return f.Unmount()
+}
+
+// loopback reports whether HOST:PORT names a loopback address only
+// (127.0.0.0/8, ::1 or localhost); an empty host means every interface.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // replacementDrives returns the factory of the drives that 'nasemu ctl

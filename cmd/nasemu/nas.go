@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"os/user"
@@ -309,9 +308,9 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 		}
 		shareDir.Close()
 		mnt := shareDir.Path()
-		ctl, err := net.Listen("unix", filepath.Join(runDir, "ctl.sock"))
+		ctl, err := fusefs.ListenControl(filepath.Join(runDir, "ctl.sock"))
 		if err != nil {
-			return errors.Join(fmt.Errorf("control socket: %w", err), stopLUN())
+			return errors.Join(err, stopLUN())
 		}
 		defer ctl.Close()
 		go f.ServeControl(ctl)

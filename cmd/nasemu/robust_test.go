@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -140,5 +141,117 @@ func TestRobustStateBase(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(hostile, "mount-*")); len(left) != 0 {
 		t.Errorf("state directories left: %q", left)
+	}
+}
+
+// ctlClientEnv makes TestRobustCtlClient act as a 'nasemu ctl' client of
+// the socket it names (run as another user by TestRobustControlSocket).
+const ctlClientEnv = "NASEMU_TEST_CTL_CLIENT"
+
+// TestRobustCtlClient is not a test of its own: run with ctlClientEnv
+// set, it is the other user's 'nasemu ctl status'.
+func TestRobustCtlClient(t *testing.T) {
+	sock := os.Getenv(ctlClientEnv)
+	if sock == "" {
+		return
+	}
+	var out bytes.Buffer
+	code := run([]string{"ctl", "--socket", sock, "status"}, &out, &out)
+	os.Stdout.WriteString(out.String())
+	os.Exit(code)
+}
+
+// TestRobustControlSocket holds issue 20's control socket points:
+// --socket refuses a path that holds a file or a symlink (which it used to
+// remove), the socket is 0600 under a umask of 0, another user who could
+// reach it is refused by SO_PEERCRED, and --metrics on an address other
+// hosts reach needs --metrics-public.
+func TestRobustControlSocket(t *testing.T) {
+	requireFuse(t)
+	if os.Geteuid() != 0 {
+		t.Skip("acting as another user needs root")
+	}
+	mnt, backing := t.TempDir(), t.TempDir()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "precious")
+	if err := os.WriteFile(file, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(file, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{file, link} {
+		var out bytes.Buffer
+		if code := run([]string{"mount", "--setup", testSetup, "--backing", backing, "--socket", p, mnt}, &out, &out); code != 2 || !strings.Contains(out.String(), "not a socket") {
+			t.Errorf("--socket %s: exit %d, %q; want exit 2, not a socket", p, code, out.String())
+		}
+		if st, err := os.Lstat(p); err != nil || st.Mode().Type() == os.ModeSocket {
+			t.Errorf("%s was replaced: %v", p, err)
+		}
+	}
+	if b, err := os.ReadFile(file); err != nil || string(b) != "keep" {
+		t.Errorf("%s changed: %q, %v", file, b, err)
+	}
+	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0", "example.com:9108"} {
+		var out bytes.Buffer
+		if code := run([]string{"mount", "--setup", testSetup, "--backing", backing, "--metrics", addr, mnt}, &out, &out); code != 2 || !strings.Contains(out.String(), "--metrics-public") {
+			t.Errorf("--metrics %s: exit %d, %q; want exit 2 naming --metrics-public", addr, code, out.String())
+		}
+	}
+
+	sock := filepath.Join(dir, "ctl.sock")
+	old := syscall.Umask(0)
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- mount(ctx, []string{"--setup", testSetup, "--backing", backing, "--socket", sock, "--metrics", "0.0.0.0:0", "--metrics-public", mnt}, &stderr)
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("mount: %v\n%s", err, stderr.String())
+		}
+	}()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(stderr.String(), "control socket"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			syscall.Umask(old)
+			t.Fatalf("mount did not come up: %s", stderr.String())
+		}
+	}
+	syscall.Umask(old)
+	if st, err := os.Lstat(sock); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("control socket under umask 0: %v, %v; want mode 0600", st.Mode(), err)
+	}
+
+	// Another user, given a way in (a socket and a directory opened up by
+	// mistake), is refused by the emulator itself.
+	bin := filepath.Join(t.TempDir(), "client")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{filepath.Dir(bin), filepath.Dir(filepath.Dir(bin)), dir, filepath.Dir(dir)} {
+		os.Chmod(d, 0o755)
+	}
+	os.Chmod(sock, 0o666)
+	cmd := exec.Command(bin, "-test.run=^TestRobustCtlClient$")
+	cmd.Env = append(os.Environ(), ctlClientEnv+"="+sock)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "permission denied: uid 65534") {
+		t.Errorf("ctl status as uid 65534: %v, %s; want permission denied", err, out)
+	}
+	var status bytes.Buffer
+	if code := run([]string{"ctl", "--socket", sock, "status"}, &status, &status); code != 0 {
+		t.Errorf("ctl status as root: exit %d, %s", code, status.String())
 	}
 }
