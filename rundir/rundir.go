@@ -11,7 +11,7 @@
 //     $XDG_RUNTIME_DIR when that is the caller's, under /run for root, in
 //     the temporary directory (nasemu-UID) otherwise; an existing base must
 //     be a directory (not a symlink) owned by the caller that no one else
-//     can write;
+//     can write (mode 0711 when created: a share's user passes through it);
 //   - each run's directory is created afresh under it with a random name
 //     (MkdirTemp), never reused;
 //   - a Dir is held open by descriptor, its owner and mode checked through
@@ -70,10 +70,13 @@ type Dir struct {
 	f    *os.File
 }
 
-// OpenBase creates the state base at path (mode 0700) or opens the one
-// there, and checks it: a directory, not a symlink, owned by the caller,
+// OpenBase creates the state base at path or opens the one there, and
+// checks it: a directory, not a symlink, owned by the caller,
 // writable by no one else, in a parent that only its owner (the caller or
-// root) can change or that is sticky (as /tmp is).
+// root) can change or that is sticky (as /tmp is). A base it creates is
+// mode 0711: no one else may list or change it, but a share's user may
+// pass through it to the FUSE mount in a nas's run directory (whose
+// random name they must be told).
 func OpenBase(path string) (*Dir, error) {
 	parent := filepath.Dir(path)
 	var st unix.Stat_t
@@ -89,7 +92,7 @@ func OpenBase(path string) (*Dir, error) {
 		return nil, fmt.Errorf("%w: %s, the parent of the state base, is writable by others and not sticky", ErrUnsafe, parent)
 	}
 	created := true
-	if err := unix.Mkdir(path, 0o700); errors.Is(err, unix.EEXIST) {
+	if err := unix.Mkdir(path, 0o711); errors.Is(err, unix.EEXIST) {
 		created = false
 	} else if err != nil {
 		return nil, fmt.Errorf("state base: %w", &fs.PathError{Op: "mkdir", Path: path, Err: err})
@@ -101,7 +104,7 @@ func OpenBase(path string) (*Dir, error) {
 	d := &Dir{path: path, f: os.NewFile(uintptr(fd), path)}
 	if created {
 		// mkdir's mode went through the umask; set it whole.
-		if err := unix.Fchmod(fd, 0o700); err != nil {
+		if err := unix.Fchmod(fd, 0o711); err != nil {
 			d.Close()
 			return nil, fmt.Errorf("state base: %w", &fs.PathError{Op: "chmod", Path: path, Err: err})
 		}

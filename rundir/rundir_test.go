@@ -150,7 +150,7 @@ func TestRobustFreshDirs(t *testing.T) {
 	if err := a.WriteFile("f", []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for path, want := range map[string]os.FileMode{base.Path(): 0o700, a.Path(): 0o700, b.Path(): 0o711, a.Join("f"): 0o600} {
+	for path, want := range map[string]os.FileMode{base.Path(): 0o711, a.Path(): 0o700, b.Path(): 0o711, a.Join("f"): 0o600} {
 		if st, err := os.Lstat(path); err != nil || st.Mode().Perm() != want {
 			t.Errorf("%s: mode %v, %v; want %v", path, st.Mode().Perm(), err, want)
 		}

@@ -197,6 +197,13 @@ func runStateDir(prefix string, perm os.FileMode) (*rundir.Dir, error) {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
 	defer base.Close()
+	if perm&0o001 != 0 {
+		// Others must pass through the base to reach this directory (a
+		// nas's share user, to its mount point).
+		if err := base.Chmod(0o711); err != nil {
+			return nil, fmt.Errorf("state directory: %w", err)
+		}
+	}
 	d, err := base.MkdirTemp(prefix+strconv.Itoa(os.Getpid())+"-", perm)
 	if err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)

@@ -11,6 +11,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -186,10 +187,13 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 			}
 			*userName = u.Username
 		}
-		if _, err := user.Lookup(*userName); err != nil {
+		u, err := user.Lookup(*userName)
+		if err != nil {
 			return usagef("--user %s: not a Unix user of this machine (smbd serves files as that user)", *userName)
 		}
-		var err error
+		if !mayWrite(u, *backing) {
+			fmt.Fprintf(stderr, "nasemu nas: warning: user %s cannot write --backing %s: the share is read-only for them (give them the directory)\n", *userName, *backing)
+		}
 		if password, err = nasPassword(*passwordFile); err != nil {
 			return err
 		}
@@ -364,6 +368,24 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 	case err := <-lunFailed:
 		return errors.Join(fmt.Errorf("iSCSI target: %w", err), stopAll())
 	}
+}
+
+// mayWrite reports whether user u may create files in dir by its owner,
+// group and mode: smbd serves the share as u, and the kernel checks u's
+// access to the mount as it would to dir (default_permissions).
+func mayWrite(u *user.User, dir string) bool {
+	var st syscall.Stat_t
+	if err := syscall.Stat(dir, &st); err != nil {
+		return false
+	}
+	switch {
+	case u.Uid == "0" || strconv.FormatUint(uint64(st.Uid), 10) == u.Uid:
+		return u.Uid == "0" || st.Mode&0o300 == 0o300
+	case st.Mode&0o003 == 0o003:
+		return true
+	}
+	groups, _ := u.GroupIds()
+	return st.Mode&0o030 == 0o030 && slices.Contains(groups, strconv.FormatUint(uint64(st.Gid), 10))
 }
 
 // nasPassword reads the share's password from a file or the environment;

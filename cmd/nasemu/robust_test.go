@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -253,5 +255,62 @@ func TestRobustControlSocket(t *testing.T) {
 	var status bytes.Buffer
 	if code := run([]string{"ctl", "--socket", sock, "status"}, &status, &status); code != 0 {
 		t.Errorf("ctl status as root: exit %d, %s", code, status.String())
+	}
+}
+
+// TestRobustNonRootShareUser holds issue 20's point 7: 'nasemu nas
+// --user U' serves a share to a user other than root (the FUSE mount is
+// allow_other with default_permissions, and the state base lets U reach
+// it), and the kernel checks U's access to each file: U creates files,
+// which belong to U, reads a file of root's that all may read, and is
+// denied one that only root may read.
+func TestRobustNonRootShareUser(t *testing.T) {
+	needSamba(t)
+	const name = "nobody"
+	u, err := user.Lookup(name)
+	if err != nil {
+		t.Fatalf("no user %s on this host: %v", name, err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	addr := freePort(t)
+	args := append(nasArgs(t, testSetup, addr), "--user", name)
+	backing := args[3]
+	if err := os.Chown(backing, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(backing, "secret"), []byte("root only\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(backing, "public"), []byte("for all\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	info := startNas(t, args)
+	auth := filepath.Join(t.TempDir(), "auth")
+	os.WriteFile(auth, []byte("username = "+name+"\npassword = "+testSMBPassword+"\n"), 0o600)
+	_, port, _ := net.SplitHostPort(addr)
+	src := filepath.Join(t.TempDir(), "up.txt")
+	os.WriteFile(src, []byte("uploaded\n"), 0o644)
+	got := t.TempDir()
+	smbclient := func(cmds string) string {
+		out, _ := exec.Command("smbclient", "-s", info.SMB.ConfigFile(), "-A", auth, "-p", port, "-m", "SMB3", "//127.0.0.1/nas", "-c", cmds).CombinedOutput()
+		return string(out)
+	}
+	out := smbclient("put " + src + " up.txt; get public " + filepath.Join(got, "public"))
+	if b, err := os.ReadFile(filepath.Join(got, "public")); err != nil || string(b) != "for all\n" {
+		t.Errorf("%s reading a file all may read: %q, %v\n%s", name, b, err, out)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(backing, "up.txt"), &st); err != nil || int(st.Uid) != uid {
+		t.Errorf("a file %s put: %v, owner %d; want it there, owned by uid %d\n%s", name, err, st.Uid, uid, out)
+	}
+	out = smbclient("get secret " + filepath.Join(got, "secret"))
+	if !strings.Contains(out, "NT_STATUS_ACCESS_DENIED") {
+		t.Errorf("%s reading root's 0600 file: want access denied, got\n%s", name, out)
+	}
+	if _, err := os.Stat(filepath.Join(got, "secret")); err == nil {
+		if b, _ := os.ReadFile(filepath.Join(got, "secret")); len(b) > 0 {
+			t.Errorf("%s read root's 0600 file: %q", name, b)
+		}
 	}
 }
