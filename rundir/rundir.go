@@ -152,7 +152,7 @@ func (d *Dir) check(forbidden uint32) error {
 		return fmt.Errorf("%w: %s is not a directory", ErrUnsafe, d.path)
 	case int(st.Uid) != os.Geteuid():
 		return fmt.Errorf("%w: %s belongs to uid %d, not to this process (uid %d)", ErrUnsafe, d.path, st.Uid, os.Geteuid())
-	case st.Mode&forbidden != 0:
+	case uint32(st.Mode)&forbidden != 0:
 		return fmt.Errorf("%w: %s has mode %04o: others may write it", ErrUnsafe, d.path, st.Mode&0o7777)
 	}
 	return nil

@@ -60,6 +60,12 @@ type SambaConfig struct {
 	// signing is required ("signing required"); smbd here does not
 	// require signing, so go-smb2 accepts them.
 	SyncIO bool
+	// NoXattrs tells smbd that Path keeps no extended attributes: DOS
+	// attributes, EAs and NT ACLs are then not kept in them (store dos
+	// attributes, ea support and nt acl support off). StartSamba sets it
+	// when Path turns out to have none; where it has them, smbd keeps
+	// them as a stock smbd on a plain directory does.
+	NoXattrs bool
 	// StartTimeout bounds the wait for smbd to listen (default 15 s).
 	StartTimeout time.Duration
 }
@@ -187,13 +193,17 @@ func SambaConf(cfg SambaConfig, addr string) string {
 	}
 	// Every file system call smbd makes on the share costs time on an
 	// emulated share (a lookup or getattr is charged as a stat), so smbd
-	// is kept from making calls a client did not ask for: no DOS
-	// attributes, NT ACLs or extended attributes kept in xattrs, no
-	// archive bit mapped onto the mode (a chmod per written file), no
-	// change notification.
-	w("store dos attributes", "no")
-	w("ea support", "no")
-	w("nt acl support", "no")
+	// is kept from making calls a client did not ask for: no archive bit
+	// mapped onto the mode (a chmod per written file), no change
+	// notification. DOS attributes, EAs and NT ACLs stay on where the
+	// share keeps extended attributes, as on a stock smbd: clients and
+	// test suites (smbtorture) rely on them, and the share does not
+	// charge xattr calls; without xattrs smbd could not keep them anyway.
+	if cfg.NoXattrs {
+		w("store dos attributes", "no")
+		w("ea support", "no")
+		w("nt acl support", "no")
+	}
 	w("map archive", "no")
 	w("map hidden", "no")
 	w("map system", "no")
@@ -240,6 +250,7 @@ func StartSamba(cfg SambaConfig) (*Samba, error) {
 		}
 		l.Close()
 	}
+	cfg.NoXattrs = cfg.NoXattrs || !hasXattrs(cfg.Path)
 	logf, err := makeStateDir(cfg, addr)
 	if err != nil {
 		return nil, fmt.Errorf("samba: %w", err)

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -312,5 +313,34 @@ func TestRobustNonRootShareUser(t *testing.T) {
 		if b, _ := os.ReadFile(filepath.Join(got, "secret")); len(b) > 0 {
 			t.Errorf("%s read root's 0600 file: %q", name, b)
 		}
+	}
+}
+
+// TestRobustShareKeepsDOSAttributes holds the smb.conf part of issue
+// 20's point 10: where the backing filesystem keeps extended attributes,
+// the share keeps what a stock smbd keeps in them (DOS attributes, EAs,
+// NT ACLs) instead of turning them off: a hidden attribute a client sets
+// is kept, in the backing file's user.DOSATTRIB.
+func TestRobustShareKeepsDOSAttributes(t *testing.T) {
+	needSamba(t)
+	addr := freePort(t)
+	args := nasArgs(t, testSetup, addr)
+	backing := args[3]
+	if _, err := syscall.Getxattr(backing, "user.nasemu-probe", nil); err != syscall.ENODATA {
+		t.Skipf("the backing filesystem keeps no user xattrs (%v)", err)
+	}
+	info := startNas(t, args)
+	auth := filepath.Join(t.TempDir(), "auth")
+	os.WriteFile(auth, []byte("username = root\npassword = "+testSMBPassword+"\n"), 0o600)
+	_, port, _ := net.SplitHostPort(addr)
+	src := filepath.Join(t.TempDir(), "f.txt")
+	os.WriteFile(src, []byte("dos\n"), 0o644)
+	out, _ := exec.Command("smbclient", "-s", info.SMB.ConfigFile(), "-A", auth, "-p", port, "-m", "SMB3", "//127.0.0.1/nas",
+		"-c", "put "+src+" f.txt; setmode f.txt +h; allinfo f.txt").CombinedOutput()
+	if !regexp.MustCompile(`attributes: [A-Z]*H`).Match(out) {
+		t.Errorf("the hidden attribute was not kept:\n%s", out)
+	}
+	if _, err := syscall.Getxattr(filepath.Join(backing, "f.txt"), "user.DOSATTRIB", nil); err != nil {
+		t.Errorf("no user.DOSATTRIB on the backing file: %v\n%s", err, out)
 	}
 }
