@@ -5,6 +5,7 @@ package nasemu
 
 import (
 	"embed"
+	"io"
 	"io/fs"
 	"os"
 
@@ -26,5 +27,17 @@ var Setups fs.FS = func() fs.FS {
 // LoadSetup returns a built-in setup by name, or parses the YAML file at a
 // path (anything with a '/' or a .yaml suffix).
 func LoadSetup(nameOrPath string) (*setup.Setup, error) {
-	return setup.Load(nameOrPath, Setups, os.ReadFile)
+	return setup.Load(nameOrPath, Setups, readSetup)
+}
+
+// readSetup reads a setup file, stopping one byte past
+// setup.MaxFileSize: Parse refuses a file that long, which need not be
+// read whole (nor a FIFO or device file read to its end) to know it.
+func readSetup(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, setup.MaxFileSize+1))
 }

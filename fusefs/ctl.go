@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
+	"os"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/nasemu/nasemu/models"
 	"github.com/nasemu/nasemu/models/raid"
@@ -19,6 +23,9 @@ var (
 	// ErrNoReplacement: the filesystem was given no way to build a
 	// replacement drive (Options.Replacement).
 	ErrNoReplacement = errors.New("this mount cannot build replacement drives")
+	// ErrSocketPath: the control socket's path holds something that is
+	// not a stale socket (ListenControl).
+	ErrSocketPath = errors.New("control socket path taken")
 )
 
 // ControlRequest is one line sent to the control socket.
@@ -162,8 +169,83 @@ func (f *FS) withFault(fn func(d models.Device, now time.Duration) (bool, error)
 	return err
 }
 
+// ListenControl listens for control requests on a Unix socket at path,
+// of mode 0600 whatever the umask. It removes a stale socket of a killed
+// run at path, but nothing else: a path that holds a file of another kind
+// (or a symlink) or a socket something still listens on is refused with
+// ErrSocketPath. The socket file is removed when the listener is closed.
+func ListenControl(path string) (net.Listener, error) {
+	switch st, err := os.Lstat(path); {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("control socket: %w", err)
+	case st.Mode().Type() != fs.ModeSocket:
+		return nil, fmt.Errorf("%w: %s is not a socket (%v): refusing to remove it", ErrSocketPath, path, st.Mode().Type())
+	default:
+		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("%w: an emulator already listens at %s", ErrSocketPath, path)
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("control socket: removing a stale one: %w", err)
+		}
+	}
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("control socket: %w", err)
+	}
+	sock := os.NewFile(uintptr(fd), path)
+	defer sock.Close() // the listener holds a duplicate
+	// bind gives the socket file the socket's own mode less the umask
+	// (Linux unix_bind): 0600 set before bind makes the file 0600 at most,
+	// whatever the umask, from the moment it exists.
+	if err := unix.Fchmod(fd, 0o600); err != nil {
+		return nil, fmt.Errorf("control socket: %w", err)
+	}
+	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: path}); err != nil {
+		return nil, fmt.Errorf("control socket: %w", &fs.PathError{Op: "bind", Path: path, Err: err})
+	}
+	if err := unix.Listen(fd, 16); err != nil {
+		os.Remove(path)
+		return nil, fmt.Errorf("control socket: %w", err)
+	}
+	l, err := net.FileListener(sock)
+	if err != nil {
+		os.Remove(path)
+		return nil, fmt.Errorf("control socket: %w", err)
+	}
+	l.(*net.UnixListener).SetUnlinkOnClose(true)
+	return l, nil
+}
+
+// peerAllowed reports whether the process at the other end of c may
+// control the emulator: root or the user this process runs as (the
+// mount's owner), by the credentials the kernel recorded when it
+// connected (SO_PEERCRED). The socket's mode keeps others out already;
+// this holds when a socket was given a wider mode or its directory was
+// shared.
+func peerAllowed(c net.Conn) (uid uint32, ok bool) {
+	uc, isUnix := c.(*net.UnixConn)
+	if !isUnix {
+		return 0, false
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return 0, false
+	}
+	var cred *unix.Ucred
+	if err := raw.Control(func(fd uintptr) {
+		cred, err = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	}); err != nil || cred == nil {
+		return 0, false
+	}
+	return cred.Uid, cred.Uid == 0 || int(cred.Uid) == os.Geteuid()
+}
+
 // ServeControl answers control requests (JSON lines) on l until l is
-// closed; each connection may send several requests.
+// closed; each connection may send several requests. Only root and the
+// user the emulator runs as are answered (peerAllowed); others get an
+// error and the connection is closed.
 func (f *FS) ServeControl(l net.Listener) error {
 	for {
 		c, err := l.Accept()
@@ -181,6 +263,15 @@ func (f *FS) serveConn(c net.Conn) {
 	defer c.Close()
 	sc := bufio.NewScanner(c)
 	enc := json.NewEncoder(c)
+	if uid, ok := peerAllowed(c); !ok {
+		// The request is read (not carried out) so that the client, which
+		// writes before it reads, gets the answer.
+		f.log.Warn("control request refused", "uid", uid)
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		sc.Scan()
+		enc.Encode(ControlResponse{Error: fmt.Sprintf("permission denied: uid %d may not control this emulator (only root and uid %d)", uid, os.Geteuid())})
+		return
+	}
 	for sc.Scan() {
 		var req ControlRequest
 		var resp ControlResponse

@@ -108,6 +108,12 @@ func (f *FS) Mount(mountpoint string) error {
 	opts := MountOptions("nasemu:"+filepath.Base(f.backing), f.debug)
 	if f.front == FrontSMB {
 		opts.MaxWrite = smbMaxWrite
+		// smbd reaches the share as the account a client logs in with, not
+		// as the mounting user; the kernel then checks each access against
+		// the backing files' owners and modes (which the loopback keeps:
+		// files created through the share belong to their creator).
+		opts.AllowOther = true
+		opts.Options = append(opts.Options, "default_permissions")
 	}
 	server, err := fs.Mount(abs, root, opts)
 	if err != nil {

@@ -4,13 +4,11 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 )
 
 // Errors of finding and removing shares by their mountpoint.
@@ -114,32 +112,4 @@ func Detach(path string, lazy bool) error {
 		return fmt.Errorf("fusermount3 %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
 	return nil
-}
-
-// ErrSocketInUse: an emulator answers on the control socket's path.
-var ErrSocketInUse = errors.New("in use by a running emulator")
-
-// RemoveStaleSocket removes the control socket a killed emulator left at
-// path (connecting to it is refused) and reports whether there was one.
-// A socket that an emulator answers on is ErrSocketInUse, and a path that
-// is not a socket is left alone: neither is replaced.
-func RemoveStaleSocket(path string) (bool, error) {
-	st, err := os.Lstat(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return false, nil
-	case err != nil:
-		return false, err
-	case st.Mode()&os.ModeSocket == 0:
-		return false, fmt.Errorf("%s exists and is not a socket: not replacing it", path)
-	}
-	c, err := net.DialTimeout("unix", path, time.Second)
-	if err == nil {
-		c.Close()
-		return false, fmt.Errorf("%s: %w", path, ErrSocketInUse)
-	}
-	if !errors.Is(err, syscall.ECONNREFUSED) {
-		return false, fmt.Errorf("%s: %w", path, err)
-	}
-	return true, os.Remove(path)
 }

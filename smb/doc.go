@@ -15,7 +15,8 @@
 // drops the connection is a failure while running (exit status 1).
 //
 // The harness (StartSamba) writes an smb.conf whose whole state (passdb,
-// locks, pid, cache, logs) lives in one private directory, binds smbd to a
-// loopback address only, and stops it with everything it forked. It serves
+// locks, pid, cache, logs) lives in one private directory, which it creates
+// afresh and writes without following symlinks (package rundir), binds smbd
+// to a loopback address only, and stops it with everything it forked. It serves
 // the tests and the emulated NAS (nasemu nas).
 package smb

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/nasemu/nasemu/rundir"
 )
 
 // ErrNoSamba is returned by StartSamba when smbd or smbpasswd is not
@@ -24,7 +26,9 @@ var ErrNoSamba = errors.New("smbd not installed (Debian package samba)")
 // has a default.
 type SambaConfig struct {
 	// Dir is the private state directory: smb.conf, passdb, locks, pid,
-	// cache and logs go under it. It must be writable; it is created.
+	// cache and logs go under it. StartSamba creates it, mode 0700: it
+	// must not exist yet, and its parent must be a directory of the
+	// caller's that no one else can write.
 	Dir string
 	// Addr is HOST:PORT to listen on; the host must be a loopback address
 	// (default 127.0.0.1 and a free port).
@@ -56,6 +60,12 @@ type SambaConfig struct {
 	// signing is required ("signing required"); smbd here does not
 	// require signing, so go-smb2 accepts them.
 	SyncIO bool
+	// NoXattrs tells smbd that Path keeps no extended attributes: DOS
+	// attributes, EAs and NT ACLs are then not kept in them (store dos
+	// attributes, ea support and nt acl support off). StartSamba sets it
+	// when Path turns out to have none; where it has them, smbd keeps
+	// them as a stock smbd on a plain directory does.
+	NoXattrs bool
 	// StartTimeout bounds the wait for smbd to listen (default 15 s).
 	StartTimeout time.Duration
 }
@@ -183,13 +193,17 @@ func SambaConf(cfg SambaConfig, addr string) string {
 	}
 	// Every file system call smbd makes on the share costs time on an
 	// emulated share (a lookup or getattr is charged as a stat), so smbd
-	// is kept from making calls a client did not ask for: no DOS
-	// attributes, NT ACLs or extended attributes kept in xattrs, no
-	// archive bit mapped onto the mode (a chmod per written file), no
-	// change notification.
-	w("store dos attributes", "no")
-	w("ea support", "no")
-	w("nt acl support", "no")
+	// is kept from making calls a client did not ask for: no archive bit
+	// mapped onto the mode (a chmod per written file), no change
+	// notification. DOS attributes, EAs and NT ACLs stay on where the
+	// share keeps extended attributes, as on a stock smbd: clients and
+	// test suites (smbtorture) rely on them, and the share does not
+	// charge xattr calls; without xattrs smbd could not keep them anyway.
+	if cfg.NoXattrs {
+		w("store dos attributes", "no")
+		w("ea support", "no")
+		w("nt acl support", "no")
+	}
 	w("map archive", "no")
 	w("map hidden", "no")
 	w("map system", "no")
@@ -236,26 +250,19 @@ func StartSamba(cfg SambaConfig) (*Samba, error) {
 		}
 		l.Close()
 	}
-	for _, sub := range []string{"private", "run", "lock", "state", "cache", "ncalrpc", "usershares", "log"} {
-		if err := os.MkdirAll(filepath.Join(cfg.Dir, sub), 0o700); err != nil {
-			return nil, fmt.Errorf("samba: %w", err)
-		}
-	}
-	conf := filepath.Join(cfg.Dir, "smb.conf")
-	if err := os.WriteFile(conf, []byte(SambaConf(cfg, addr)), 0o600); err != nil {
+	cfg.NoXattrs = cfg.NoXattrs || !hasXattrs(cfg.Path)
+	logf, err := makeStateDir(cfg, addr)
+	if err != nil {
 		return nil, fmt.Errorf("samba: %w", err)
 	}
+	defer logf.Close()
+	conf := filepath.Join(cfg.Dir, "smb.conf")
 	// The password goes on stdin, never on a command line.
 	pw := exec.Command(smbpasswd, "-c", conf, "-a", "-s", cfg.User)
 	pw.Stdin = strings.NewReader(cfg.Password + "\n" + cfg.Password + "\n")
 	if out, err := pw.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("samba: smbpasswd -a %s: %v: %s", cfg.User, err, strings.TrimSpace(string(out)))
 	}
-	logf, err := os.Create(filepath.Join(cfg.Dir, "log", "smbd.out"))
-	if err != nil {
-		return nil, fmt.Errorf("samba: %w", err)
-	}
-	defer logf.Close()
 	cmd := exec.Command(smbd, "--foreground", "--configfile="+conf, "--debuglevel=1")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Dir = cfg.Dir
@@ -285,6 +292,43 @@ func StartSamba(cfg SambaConfig) (*Samba, error) {
 			return nil, fmt.Errorf("samba: smbd does not listen on %s after %v: %s", addr, cfg.StartTimeout, s.logTail())
 		}
 	}
+}
+
+// makeStateDir creates cfg.Dir afresh (it must not exist: a directory
+// someone else prepared is never reused), mode 0700, in a parent that is
+// the caller's alone, with smbd's state subdirectories and smb.conf, and
+// returns smbd's output file, created there. Every file and directory is
+// made relative to its verified parent's descriptor and never through a
+// symlink (see rundir): smbd, running as root, then writes only in
+// directories no one else can change.
+func makeStateDir(cfg SambaConfig, addr string) (*os.File, error) {
+	parent, err := rundir.Open(filepath.Dir(cfg.Dir))
+	if err != nil {
+		return nil, err
+	}
+	defer parent.Close()
+	dir, err := parent.Mkdir(filepath.Base(cfg.Dir), 0o700)
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	var logDir *rundir.Dir
+	for _, sub := range []string{"private", "run", "lock", "state", "cache", "ncalrpc", "usershares", "log"} {
+		d, err := dir.Mkdir(sub, 0o700)
+		if err != nil {
+			return nil, err
+		}
+		if sub == "log" {
+			logDir = d
+			defer d.Close()
+		} else {
+			d.Close()
+		}
+	}
+	if err := dir.WriteFile("smb.conf", []byte(SambaConf(cfg, addr)), 0o600); err != nil {
+		return nil, err
+	}
+	return logDir.Create("smbd.out", 0o600)
 }
 
 // lookSbin finds a daemon in the sbin directories that a non-root PATH

@@ -2,6 +2,7 @@ package smb
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -49,4 +50,12 @@ func groupAlive(pgid int) bool {
 		}
 	}
 	return false
+}
+
+// hasXattrs reports whether the directory at path keeps user extended
+// attributes: reading one it does not have fails with ENODATA there, with
+// ENOTSUP where the filesystem keeps none. Nothing is written.
+func hasXattrs(path string) bool {
+	_, err := syscall.Getxattr(path, "user.nasemu-probe", nil)
+	return err == nil || errors.Is(err, syscall.ENODATA)
 }

@@ -12,3 +12,6 @@ func signalGroup(int, syscall.Signal) error { return syscall.EINVAL }
 
 // groupAlive: see sysProcAttr.
 func groupAlive(int) bool { return false }
+
+// hasXattrs: see sysProcAttr.
+func hasXattrs(string) bool { return false }

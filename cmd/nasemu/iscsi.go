@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"os/signal"
 	"syscall"
 
@@ -53,8 +52,8 @@ func serveISCSI(ctx context.Context, args []string, stderr io.Writer, ready chan
 		return usagef("--setup is required")
 	case *backing == "":
 		return usagef("--backing is required")
-	case !(*scale > 0) || math.IsInf(*scale, 0):
-		return usagef("--time-scale must be a positive number, got %v", *scale)
+	case checkTimeScale(*scale) != nil:
+		return checkTimeScale(*scale)
 	}
 	var limit int64
 	if *size != "" {

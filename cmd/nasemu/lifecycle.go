@@ -59,28 +59,14 @@ func clearStale(mountpoint, cmd string, stderr io.Writer) error {
 	return nil
 }
 
-// replaceStaleSocket makes way for a control socket at path: it removes
-// a socket a killed emulator left there, and says so, and refuses one a
-// running emulator answers on.
-func replaceStaleSocket(path, cmd string, stderr io.Writer) error {
-	removed, err := fusefs.RemoveStaleSocket(path)
-	if err != nil {
-		return usagef("control socket %v", err)
-	}
-	if removed {
-		fmt.Fprintf(stderr, "nasemu %s: replaced the stale control socket %s of an emulator that has ended\n", cmd, path)
-	}
-	return nil
-}
-
-// stateDirPID returns the process of a state directory (mount-PID, nas-PID).
+// stateDirPID returns the process of a state directory (mount-PID-RANDOM,
+// nas-PID-RANDOM: see runStateDir).
 func stateDirPID(dir string) (int, bool) {
-	base := filepath.Base(dir)
-	i := strings.LastIndexByte(base, '-')
-	if i < 0 {
+	parts := strings.Split(filepath.Base(dir), "-")
+	if len(parts) < 2 {
 		return 0, false
 	}
-	pid, err := strconv.Atoi(base[i+1:])
+	pid, err := strconv.Atoi(parts[1])
 	return pid, err == nil && pid > 0
 }
 

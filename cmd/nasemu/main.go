@@ -206,5 +206,25 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 	return nil
 }
 
+// Bounds of --time-scale (wall seconds per model second). Below
+// minTimeScale the model's shortest waits (an SSD read's tens of µs) shrink
+// under the host's own round trip through FUSE or TCP, so nothing is paced;
+// above maxTimeScale an HDD's 10 ms seek takes 10 s of wall time, past the
+// timeouts of SMB and iSCSI clients.
+const (
+	minTimeScale = 0.01
+	maxTimeScale = 1000.0
+)
+
+// checkTimeScale refuses a --time-scale that is not a finite number in
+// [minTimeScale, maxTimeScale]: NaN and ±Inf would turn pacing off
+// without a word, 0 and negative scales are meaningless.
+func checkTimeScale(f float64) error {
+	if !(f >= minTimeScale && f <= maxTimeScale) { // false for NaN too
+		return usagef("--time-scale %v: must be positive and finite, from %g to %g (wall seconds per model second)", f, minTimeScale, maxTimeScale)
+	}
+	return nil
+}
+
 // joinNames formats a list of names for messages.
 func joinNames(names []string) string { return strings.Join(names, ", ") }

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -21,6 +20,7 @@ import (
 	"github.com/nasemu/nasemu/models"
 	"github.com/nasemu/nasemu/models/raid"
 	"github.com/nasemu/nasemu/models/setup"
+	"github.com/nasemu/nasemu/rundir"
 )
 
 func runMount(args []string, stdout, stderr io.Writer) error {
@@ -35,7 +35,8 @@ func mount(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := newFlags("mount", "--setup SETUP --backing DIR MOUNTPOINT [--metrics HOST:PORT] [--time-scale F] [--socket PATH] [--ready-file PATH] [--nonempty]", stderr)
 	setupName := fs.String("setup", "", "the modelled NAS: a built-in setup's name or a YAML file")
 	backing := fs.String("backing", "", "directory that holds the share's files (kept across mounts)")
-	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at HOST:PORT (e.g. 127.0.0.1:9108)")
+	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at HOST:PORT, a loopback address (e.g. 127.0.0.1:9108)")
+	metricsPublic := fs.Bool("metrics-public", false, "allow --metrics on an address other hosts reach (served without authentication)")
 	scale := fs.Float64("time-scale", 1, "run the model F times slower than real time (for setups faster than this host)")
 	socket := fs.String("socket", "", "control socket path (default: ctl.sock in the run's state directory)")
 	seed := fs.Uint64("seed", 1, "seed of the model's random choices")
@@ -53,8 +54,10 @@ func mount(ctx context.Context, args []string, stderr io.Writer) error {
 		return usagef("--setup is required")
 	case *backing == "":
 		return usagef("--backing is required")
-	case *scale <= 0:
-		return usagef("--time-scale must be positive, got %v", *scale)
+	case checkTimeScale(*scale) != nil:
+		return checkTimeScale(*scale)
+	case *metricsAddr != "" && !*metricsPublic && !loopback(*metricsAddr):
+		return usagef("--metrics %s: not a loopback address; the metrics are served without authentication, so give --metrics-public to serve them to other hosts", *metricsAddr)
 	}
 	mountpoint := fs.Arg(0)
 	sweepStateDirs("mount", stderr)
@@ -103,20 +106,19 @@ func mount(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer f.Unmount() // an early return frees the backing directory (Unmount runs once)
 
-	stateDir, err := runStateDir()
+	stateDir, err := runStateDir("mount-", 0o700)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(stateDir)
+	defer stateDir.RemoveAll()
 	if *socket == "" {
-		*socket = filepath.Join(stateDir, "ctl.sock")
+		*socket = stateDir.Join("ctl.sock")
 	}
-	if err := replaceStaleSocket(*socket, "mount", stderr); err != nil {
+	ctl, err := fusefs.ListenControl(*socket)
+	if errors.Is(err, fusefs.ErrSocketPath) {
+		return usageError{fmt.Errorf("--socket: %w", err)}
+	} else if err != nil {
 		return err
-	}
-	ctl, err := net.Listen("unix", *socket)
-	if err != nil {
-		return fmt.Errorf("control socket: %w", err)
 	}
 	defer ctl.Close()
 	go f.ServeControl(ctl)
@@ -161,6 +163,20 @@ func mount(ctx context.Context, args []string, stderr io.Writer) error {
 	return f.Unmount()
 }
 
+// loopback reports whether HOST:PORT names a loopback address only
+// (127.0.0.0/8, ::1 or localhost); an empty host means every interface.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 // replacementDrives returns the factory of the drives that 'nasemu ctl
 // replace N' puts in the place of array member N: a new drive like the
 // ones the setup builds, taken from a second build of the setup with a
@@ -190,21 +206,29 @@ func replacementDrives(s *setup.Setup, seed uint64) func(member int) (models.Dev
 }
 
 // stateBase is the directory that holds the state directories of running
-// emulators: the user's runtime directory, or the temporary directory.
-func stateBase() string {
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
-		return filepath.Join(d, "nasemu")
-	}
-	return filepath.Join(os.TempDir(), "nasemu-"+strconv.Itoa(os.Getuid()))
-}
+// emulators (rundir.Base: never a directory another user could have made).
+func stateBase() string { return rundir.Base() }
 
-// runStateDir creates this run's state directory.
-func runStateDir() (string, error) {
-	dir := filepath.Join(stateBase(), "mount-"+strconv.Itoa(os.Getpid()))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("state directory: %w", err)
+// runStateDir creates this run's state directory afresh in the state base:
+// prefix, the process id and random characters, with mode perm.
+func runStateDir(prefix string, perm os.FileMode) (*rundir.Dir, error) {
+	base, err := rundir.OpenBase(stateBase())
+	if err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
 	}
-	return dir, nil
+	defer base.Close()
+	if perm&0o001 != 0 {
+		// Others must pass through the base to reach this directory (a
+		// nas's share user, to its mount point).
+		if err := base.Chmod(0o711); err != nil {
+			return nil, fmt.Errorf("state directory: %w", err)
+		}
+	}
+	d, err := base.MkdirTemp(prefix+strconv.Itoa(os.Getpid())+"-", perm)
+	if err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
+	}
+	return d, nil
 }
 
 // journalInterval is how often the mount commits its namespace changes

@@ -33,7 +33,7 @@ func TestMountUsage(t *testing.T) {
 		{[]string{"mount"}, "want one MOUNTPOINT"},
 		{[]string{"mount", "--backing", backing, mnt}, "--setup is required"},
 		{[]string{"mount", "--setup", testSetup, mnt}, "--backing is required"},
-		{[]string{"mount", "--setup", testSetup, "--backing", backing, "--time-scale", "0", mnt}, "--time-scale must be positive"},
+		{[]string{"mount", "--setup", testSetup, "--backing", backing, "--time-scale", "0", mnt}, "must be positive and finite"},
 		{[]string{"mount", "--setup", testSetup, "--backing", backing, filepath.Join(mnt, "missing")}, "does not exist"},
 		{[]string{"mount", "--setup", testSetup, "--backing", backing, filepath.Join(backing)}, "must be separate"},
 		{[]string{"mount", "--setup", testSetup, "--backing", inside, mnt}, "must be separate"},

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"os/user"
@@ -172,8 +171,8 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 		return usagef("--lun FILE is required with --iscsi: the file that holds the LUN's bytes")
 	case *iscsiAddr == "" && (*lunFile != "" || *lunSizeFlag != "" || *chapUser != ""):
 		return usagef("--lun, --lun-size and --chap-user go with --iscsi")
-	case *scale <= 0:
-		return usagef("--time-scale must be positive, got %v", *scale)
+	case checkTimeScale(*scale) != nil:
+		return checkTimeScale(*scale)
 	case strings.ContainsAny(*share, "/\\[]\n"):
 		return usagef("--share %q: not a share name", *share)
 	}
@@ -189,10 +188,13 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 			}
 			*userName = u.Username
 		}
-		if _, err := user.Lookup(*userName); err != nil {
+		u, err := user.Lookup(*userName)
+		if err != nil {
 			return usagef("--user %s: not a Unix user of this machine (smbd serves files as that user)", *userName)
 		}
-		var err error
+		if !mayWrite(u, *backing) {
+			fmt.Fprintf(stderr, "nasemu nas: warning: user %s cannot write --backing %s: the share is read-only for them (give them the directory)\n", *userName, *backing)
+		}
 		if password, err = nasPassword(*passwordFile); err != nil {
 			return err
 		}
@@ -300,17 +302,22 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 	var unmounted <-chan struct{}
 	var smbExited <-chan struct{}
 	if *smbAddr != "" {
-		runDir := filepath.Join(stateBase(), "nas-"+strconv.Itoa(os.Getpid()))
-		mnt := filepath.Join(runDir, "share")
-		if err := os.MkdirAll(mnt, 0o755); err != nil {
+		// The run directory is private, but smbd's user must reach the mount.
+		run, err := runStateDir("nas-", 0o711)
+		if err != nil {
+			return errors.Join(err, stopLUN())
+		}
+		defer run.RemoveAll()
+		runDir := run.Path()
+		shareDir, err := run.Mkdir("share", 0o755)
+		if err != nil {
 			return errors.Join(fmt.Errorf("state directory: %w", err), stopLUN())
 		}
-		// The run directory is private but smbd's user must reach the mount.
-		os.Chmod(runDir, 0o711)
-		defer os.RemoveAll(runDir)
-		ctl, err := net.Listen("unix", filepath.Join(runDir, "ctl.sock"))
+		shareDir.Close()
+		mnt := shareDir.Path()
+		ctl, err := fusefs.ListenControl(filepath.Join(runDir, "ctl.sock"))
 		if err != nil {
-			return errors.Join(fmt.Errorf("control socket: %w", err), stopLUN())
+			return errors.Join(err, stopLUN())
 		}
 		defer ctl.Close()
 		go f.ServeControl(ctl)
@@ -370,6 +377,24 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 	case err := <-lunFailed:
 		return errors.Join(fmt.Errorf("iSCSI target: %w", err), stopAll())
 	}
+}
+
+// mayWrite reports whether user u may create files in dir by its owner,
+// group and mode: smbd serves the share as u, and the kernel checks u's
+// access to the mount as it would to dir (default_permissions).
+func mayWrite(u *user.User, dir string) bool {
+	var st syscall.Stat_t
+	if err := syscall.Stat(dir, &st); err != nil {
+		return false
+	}
+	switch {
+	case u.Uid == "0" || strconv.FormatUint(uint64(st.Uid), 10) == u.Uid:
+		return u.Uid == "0" || st.Mode&0o300 == 0o300
+	case st.Mode&0o003 == 0o003:
+		return true
+	}
+	groups, _ := u.GroupIds()
+	return st.Mode&0o030 == 0o030 && slices.Contains(groups, strconv.FormatUint(uint64(st.Gid), 10))
 }
 
 // nasPassword reads the share's password from a file or the environment;

@@ -352,7 +352,11 @@ func TestNasSignals(t *testing.T) {
 			case <-time.After(30 * time.Second):
 				t.Fatal("nas does not start")
 			}
-			runDir := filepath.Join(stateBase(), fmt.Sprintf("nas-%d", os.Getpid()))
+			runDirs, _ := filepath.Glob(filepath.Join(stateBase(), fmt.Sprintf("nas-%d-*", os.Getpid())))
+			if len(runDirs) != 1 {
+				t.Fatalf("run directories of this process: %q; want one", runDirs)
+			}
+			runDir := runDirs[0]
 			mnt := filepath.Join(runDir, "share")
 			if !fusefs.Mounted(mnt) {
 				t.Fatalf("%s is not mounted", mnt)

@@ -8,8 +8,11 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/cache"
 	"github.com/nasemu/nasemu/models/catalog"
 	"github.com/nasemu/nasemu/models/link"
+	"github.com/nasemu/nasemu/models/nas"
 	"github.com/nasemu/nasemu/models/proto"
 	"github.com/nasemu/nasemu/models/raid"
 )
@@ -43,11 +46,22 @@ func at(nodes ...*yaml.Node) *yaml.Node {
 	return nil
 }
 
+// MaxFileSize is the largest setup file Parse takes: the largest built-in
+// setup is a few KiB, with notes; a YAML tree costs tens of times its
+// text in memory, so a file of many megabytes is a mistake or an attack,
+// refused before it is parsed (and before it is read whole, by readers
+// that stop past this size).
+const MaxFileSize = 1 << 20
+
 // Parse parses and validates a setup file. filename only labels messages
 // and gives the default name. Every mistake found is reported, each as an
 // *Error naming file, line and key.
 func Parse(filename string, data []byte) (*Setup, error) {
 	p := &parser{file: filename}
+	if len(data) > MaxFileSize {
+		p.errorf(nil, "", "larger than %v, the most a setup file may hold", models.Bytes(MaxFileSize))
+		return nil, p.err()
+	}
 	root := p.document(data)
 	if root == nil {
 		return nil, p.err()
@@ -151,7 +165,13 @@ func (p *parser) driveGroup(n *yaml.Node, path string) (DriveGroup, groupNodes) 
 	p.mapping(n, path, []field{
 		{"model", func(n *yaml.Node, k string) { w.model = n; p.drive(n, k, &g) }},
 		{"count", func(n *yaml.Node, k string) { w.count = n; p.integer(n, k, 1, maxDrives, &g.Count) }},
-		{"capacity", func(n *yaml.Node, k string) { w.capacity = n; p.size(n, k, &g.Capacity) }},
+		{"capacity", func(n *yaml.Node, k string) {
+			w.capacity = n
+			before := len(p.errs)
+			if p.size(n, k, &g.Capacity); len(p.errs) == before && g.Capacity == 0 {
+				p.errorf(n, k, "must not be 0 (leave the key out for the drive's own capacity)")
+			}
+		}},
 		{"overprovision", func(n *yaml.Node, k string) { w.overprov = n; p.percent(n, k, &g.Overprovision) }},
 	})
 	if w.model == nil && n.Kind == yaml.MappingNode {
@@ -227,11 +247,11 @@ func (p *parser) drive(n *yaml.Node, path string, g *DriveGroup) {
 	switch kind {
 	case "ssd":
 		cfg := ssdConfig(d)
-		p.structPairs(e.rest, path, reflect.ValueOf(&cfg).Elem())
+		p.structPairs(e.rest, path, reflect.ValueOf(&cfg).Elem(), reflect.Value{})
 		d.SSD, d.HDD = &cfg, nil
 	case "hdd":
 		cfg := hddConfig(d)
-		p.structPairs(e.rest, path, reflect.ValueOf(&cfg).Elem())
+		p.structPairs(e.rest, path, reflect.ValueOf(&cfg).Elem(), reflect.Value{})
 		d.SSD, d.HDD = nil, &cfg
 	}
 	if len(p.errs) != before {
@@ -340,7 +360,7 @@ func (p *parser) system(n *yaml.Node, path string) *System {
 		}
 	}
 	before := len(p.errs)
-	p.structPairs(rest, path, reflect.ValueOf(&s.Config).Elem())
+	p.structPairs(rest, path, reflect.ValueOf(&s.Config).Elem(), reflect.ValueOf(nas.Config{}.WithDefaults()))
 	if len(p.errs) != before {
 		return nil
 	}
@@ -371,7 +391,7 @@ func (p *parser) raid(n *yaml.Node, path string, r *raid.Config, w *where) {
 			rest = append(rest, kv)
 		}
 	}
-	p.structPairs(rest, path, reflect.ValueOf(r).Elem())
+	p.structPairs(rest, path, reflect.ValueOf(r).Elem(), reflect.ValueOf(raid.Config{Chunk: raid.DefaultChunk}))
 	if w.level == nil && n.Kind == yaml.MappingNode {
 		p.errorf(n, join(path, "level"), "missing (want %s)", strings.Join(raidLevels, ", "))
 	}
@@ -392,7 +412,7 @@ func (p *parser) cache(n *yaml.Node, path string, c *Cache, w *where) {
 			rest = append(rest, kv)
 		}
 	}
-	p.structPairs(rest, path, reflect.ValueOf(&c.Config).Elem())
+	p.structPairs(rest, path, reflect.ValueOf(&c.Config).Elem(), reflect.ValueOf(cache.Config{}.WithDefaults()))
 	if w.cacheDrives == nil && n.Kind == yaml.MappingNode {
 		p.errorf(n, join(path, "drives"), "missing: a cache tier needs SSDs, e.g. drives: {model: kingston-suv500-240g, count: 2}")
 	}
@@ -425,7 +445,7 @@ func (p *parser) link(n *yaml.Node, path string, l *link.Config, w *where) {
 			rest = append(rest, kv)
 		}
 	}
-	p.structPairs(rest, path, reflect.ValueOf(l).Elem())
+	p.structPairs(rest, path, reflect.ValueOf(l).Elem(), reflect.ValueOf(link.Config{Kind: l.Kind}.WithDefaults()))
 	if w.linkKind == nil && n.Kind == yaml.MappingNode {
 		p.errorf(n, join(path, "kind"), "missing (want %s)", strings.Join(linkKinds(), ", "))
 	}
@@ -451,7 +471,7 @@ func (p *parser) protocol(n *yaml.Node, path string, pr *proto.Config, w *where)
 			rest = append(rest, kv)
 		}
 	}
-	p.structPairs(rest, path, reflect.ValueOf(pr).Elem())
+	p.structPairs(rest, path, reflect.ValueOf(pr).Elem(), reflect.ValueOf(proto.Config{Protocol: pr.Protocol}.Defaults()))
 	if w.protocolKind == nil && n.Kind == yaml.MappingNode {
 		p.errorf(n, join(path, "kind"), "missing (want %s)", strings.Join(protocolKinds, ", "))
 	}

@@ -78,13 +78,29 @@ func fieldNames(t reflect.Type) []string {
 }
 
 // structPairs sets the fields of the struct v (addressable) from pairs.
-func (p *parser) structPairs(pairs []pair, path string, v reflect.Value) {
+//
+// def, when valid, is v's type with every default applied to a zero
+// value: the config types take a zero field to mean "the default", so a
+// number written as 0 where the default is not 0 (raid.chunk: 0, nas.ram:
+// 0) would silently become the default. Such a zero is an error naming
+// the key; a key whose default is 0 itself (cache.capacity, rebuild_mbps)
+// takes 0.
+func (p *parser) structPairs(pairs []pair, path string, v, def reflect.Value) {
 	fields := structFields(v.Type())
 	for _, kv := range pairs {
 		found := false
 		for _, f := range fields {
 			if f.name == kv.key.Value {
-				p.value(kv.value, join(path, f.name), v.FieldByIndex(f.index))
+				fv := v.FieldByIndex(f.index)
+				var fdef reflect.Value
+				if def.IsValid() {
+					fdef = def.FieldByIndex(f.index)
+				}
+				before := len(p.errs)
+				p.value(kv.value, join(path, f.name), fv, fdef)
+				if len(p.errs) == before && zeroForDefault(fv, fdef) {
+					p.errorf(kv.value, join(path, f.name), "must not be 0 (leave the key out for the default, %v)", fdef.Interface())
+				}
 				found = true
 				break
 			}
@@ -95,8 +111,24 @@ func (p *parser) structPairs(pairs []pair, path string, v reflect.Value) {
 	}
 }
 
-// value decodes node n into v (addressable), by v's type.
-func (p *parser) value(n *yaml.Node, path string, v reflect.Value) {
+// zeroForDefault reports whether v is a number that is 0 where its
+// default def is not: a value the config would replace by the default.
+func zeroForDefault(v, def reflect.Value) bool {
+	if !def.IsValid() {
+		return false
+	}
+	switch v.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return v.IsZero() && !def.IsZero()
+	}
+	return false
+}
+
+// value decodes node n into v (addressable), by v's type; def is v's
+// default (see structPairs), or invalid where none is known.
+func (p *parser) value(n *yaml.Node, path string, v, def reflect.Value) {
 	n = p.resolve(n)
 	t := v.Type()
 	if reflect.PointerTo(t).Implements(yamlUnmarshalerType) {
@@ -177,7 +209,7 @@ func (p *parser) value(n *yaml.Node, path string, v reflect.Value) {
 		}
 		v.SetFloat(f)
 	case reflect.Struct:
-		p.structPairs(p.pairs(n, path), path, v)
+		p.structPairs(p.pairs(n, path), path, v, def)
 	case reflect.Pointer:
 		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 			v.SetZero()
@@ -186,7 +218,7 @@ func (p *parser) value(n *yaml.Node, path string, v reflect.Value) {
 		if v.IsNil() {
 			v.Set(reflect.New(t.Elem()))
 		}
-		p.value(n, path, v.Elem())
+		p.value(n, path, v.Elem(), reflect.Value{})
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
 			p.errorf(n, path, "want a list, got %s", describe(n))
@@ -194,7 +226,7 @@ func (p *parser) value(n *yaml.Node, path string, v reflect.Value) {
 		}
 		s := reflect.MakeSlice(t, len(n.Content), len(n.Content))
 		for i, item := range n.Content {
-			p.value(item, fmt.Sprintf("%s[%d]", path, i), s.Index(i))
+			p.value(item, fmt.Sprintf("%s[%d]", path, i), s.Index(i), reflect.Value{})
 		}
 		v.Set(s)
 	case reflect.Array:
@@ -203,7 +235,7 @@ func (p *parser) value(n *yaml.Node, path string, v reflect.Value) {
 			return
 		}
 		for i, item := range n.Content {
-			p.value(item, fmt.Sprintf("%s[%d]", path, i), v.Index(i))
+			p.value(item, fmt.Sprintf("%s[%d]", path, i), v.Index(i), reflect.Value{})
 		}
 	case reflect.Map:
 		if t.Key().Kind() != reflect.String {
@@ -217,7 +249,7 @@ func (p *parser) value(n *yaml.Node, path string, v reflect.Value) {
 		m := reflect.MakeMapWithSize(t, len(pairs))
 		for _, kv := range pairs {
 			e := reflect.New(t.Elem()).Elem()
-			p.value(kv.value, join(path, kv.key.Value), e)
+			p.value(kv.value, join(path, kv.key.Value), e, reflect.Value{})
 			m.SetMapIndex(reflect.ValueOf(kv.key.Value).Convert(t.Key()), e)
 		}
 		v.Set(m)
