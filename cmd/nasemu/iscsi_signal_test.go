@@ -12,12 +12,12 @@ import (
 )
 
 // TestRobustISCSISignal: 'nasemu iscsi' stops within a second of
-// SIGTERM while a command the model paces for minutes is in flight (a
-// 1 MiB write on one HDD over 1GbE at --time-scale 20000).
+// SIGTERM while a command the model paces for seconds is in flight (a
+// 1 MiB write on one HDD over 1GbE at --time-scale 1000, the largest).
 func TestRobustISCSISignal(t *testing.T) {
 	stderr := newLineWaiter(" as iqn.")
 	args := []string{"--setup", "../../testdata/iscsi/slow-hdd-iscsi-1g.yaml", "--size", "64MiB",
-		"--backing", filepath.Join(t.TempDir(), "lun.img"), "--listen", "127.0.0.1:0", "--time-scale", "20000"}
+		"--backing", filepath.Join(t.TempDir(), "lun.img"), "--listen", "127.0.0.1:0", "--time-scale", "1000"}
 	done := make(chan error, 1)
 	go func() { done <- runISCSI(args, nil, stderr) }()
 	select {
