@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -59,5 +60,24 @@ func TestRobustSambaStateDir(t *testing.T) {
 	}
 	if b, err := os.ReadFile(target); err != nil || string(b) != content {
 		t.Errorf("the symlink's target was changed: %q, %v", b, err)
+	}
+}
+
+// TestRobustSambaConfXattrs: DOS attributes, EAs and NT ACLs are turned
+// off only for a share that keeps no xattrs.
+func TestRobustSambaConfXattrs(t *testing.T) {
+	off := []string{"store dos attributes = no\n", "ea support = no\n", "nt acl support = no\n"}
+	with := SambaConf(SambaConfig{Dir: "/run/x", Path: "/srv/share", Password: "p"}, "127.0.0.1:4450")
+	without := SambaConf(SambaConfig{Dir: "/run/x", Path: "/srv/share", Password: "p", NoXattrs: true}, "127.0.0.1:4450")
+	for _, line := range off {
+		if strings.Contains(with, line) {
+			t.Errorf("smb.conf of a share with xattrs has %q", line)
+		}
+		if !strings.Contains(without, line) {
+			t.Errorf("smb.conf of a share without xattrs lacks %q", line)
+		}
+	}
+	if !hasXattrs(t.TempDir()) {
+		t.Log("this host's temporary directory keeps no user xattrs")
 	}
 }
