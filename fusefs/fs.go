@@ -398,6 +398,15 @@ func (n *node) hidden(name string) bool { return n.IsRoot() && hiddenName(name) 
 // is one of the emulator's own.
 func hiddenName(name string) bool { return strings.HasPrefix(name, StateFile) || name == HoldDir }
 
+// ProbePrefix starts the name of the file 'nasemu nas' times the host's
+// SMB round trip with (smb.ProbeName, followed by its process id) in the
+// share's root. The root's listing leaves it out, but lookups find it:
+// the prober opens it by name through smbd.
+const ProbePrefix = ".nasemu-probe-"
+
+// unlisted reports whether the root's listing leaves a name out.
+func unlisted(name string) bool { return hiddenName(name) || strings.HasPrefix(name, ProbePrefix) }
+
 // Lookup implements fs.NodeLookuper, charged as a Stat (see chargeAttr).
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (_ *fs.Inode, errno syscall.Errno) {
 	defer n.fs.metrics.begin(opLookup)(0, &errno)
@@ -939,7 +948,7 @@ var (
 func (d *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
 	for {
 		de, errno := d.DirStream.(fs.FileReaddirenter).Readdirent(ctx)
-		if d.hide && de != nil && hiddenName(de.Name) {
+		if d.hide && de != nil && unlisted(de.Name) {
 			continue
 		}
 		return de, errno

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nasemu/nasemu/fusefs"
+	"github.com/nasemu/nasemu/smb"
 )
 
 // mainEnv makes the test binary run the command named by its arguments
@@ -194,5 +195,13 @@ func TestReadyFile(t *testing.T) {
 	}
 	if err := writeReadyFile(filepath.Join(t.TempDir(), "no-such-dir", "ready"), nil); err == nil || !strings.Contains(err.Error(), "--ready-file") {
 		t.Errorf("a ready file in a missing directory: %v", err)
+	}
+}
+
+// The share leaves nas's probe file out of its listing by the name smb's
+// prober gives it.
+func TestProbeNameUnlisted(t *testing.T) {
+	if smb.ProbeName != fusefs.ProbePrefix {
+		t.Errorf("smb.ProbeName %q, fusefs.ProbePrefix %q: the share would list the probe", smb.ProbeName, fusefs.ProbePrefix)
 	}
 }
