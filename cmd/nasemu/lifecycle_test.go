@@ -152,6 +152,19 @@ func TestMountAfterKill(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(backing, fusefs.StateFile)); err != nil {
 		t.Errorf("allocator state not saved: %v", err)
 	}
+
+	// umount also clears the share a killed emulator left.
+	third, out := startNasemu(t, runtimeDir, args...)
+	waitReady(t, ready, third, out)
+	third.Process.Signal(syscall.SIGKILL)
+	third.Wait()
+	umountOut.Reset()
+	if code := run([]string{"umount", mnt}, &umountOut, &umountOut); code != 0 || !strings.Contains(umountOut.String(), "of an emulator that had ended: unmounted it") {
+		t.Errorf("umount of a killed emulator's share: exit %d, %s", code, umountOut.String())
+	}
+	if fusefs.Mounted(mnt) {
+		t.Error("the killed emulator's share is still mounted after umount")
+	}
 }
 
 // Mount refuses what would go wrong, and says precisely what.
