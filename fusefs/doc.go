@@ -100,9 +100,17 @@
 // # Metrics
 //
 // Metrics (metrics.go) are Prometheus metrics of the FUSE operations
-// (count, errors, bytes, latency, in flight), of the volume (requests,
-// queue depth), of the capacity, and — read at each scrape — every counter
-// of every device of the model and each array's state and rebuild progress.
+// (count, errors, bytes, a latency histogram per operation, in flight), of
+// the volume (requests, queue depth), of the capacity, and — read at each
+// scrape — every counter of every device of the model and each array's
+// state and rebuild progress. modelmetrics.go says how each model counter
+// is exported: a counter (_total) or a gauge, in base units (seconds,
+// bytes, ratios), with a help text that says what it counts, and labels
+// that say which array and drive it is of (array="raid5", drive="3";
+// array="cache" for an SSD cache's drives) beside the device's unique
+// place in the stack (device="0/0/0/2/3/0"). 'promtool check metrics'
+// passes on a running mount's /metrics (a test), and
+// contrib/grafana/nasemu.json is a dashboard of them.
 //
 // # Allocator state
 //

@@ -115,10 +115,10 @@ func TestFaults(t *testing.T) {
 			t.Fatalf("%s with one drive failed: err %v, equal %v", name, err, bytes.Equal(got, want))
 		}
 	}
-	if v := scrape(t, metrics, `nasemu_model_degraded_reads{device="0",kind="raid.Array"}`); v == 0 {
+	if v := scrape(t, metrics, `nasemu_raid_degraded_reads_total{array="raid5",device="0",drive=""}`); v == 0 {
 		t.Error("reads with a failed drive were not degraded reads")
 	}
-	if v := scrape(t, metrics, `nasemu_raid_state{device="0",state="degraded"}`); v != 1 {
+	if v := scrape(t, metrics, `nasemu_raid_state{array="raid5",device="0",state="degraded"}`); v != 1 {
 		t.Errorf("raid state degraded = %v in the metrics", v)
 	}
 
@@ -126,13 +126,12 @@ func TestFaults(t *testing.T) {
 		t.Fatalf("replace 1: %+v", resp)
 	}
 	time.Sleep(300 * time.Millisecond) // 64 MiB at 32 MB/s takes 2.1 s
-	progress := scrape(t, metrics, `nasemu_raid_rebuild_progress_ratio{device="0"}`)
-	pct := scrape(t, metrics, `nasemu_model_rebuild_progress_pct{device="0",kind="raid.Array"}`)
-	if progress <= 0 || progress >= 1 || scrape(t, metrics, `nasemu_raid_state{device="0",state="rebuilding"}`) != 1 {
+	progress := scrape(t, metrics, `nasemu_raid_rebuild_progress_ratio{array="raid5",device="0"}`)
+	if progress <= 0 || progress >= 1 || scrape(t, metrics, `nasemu_raid_state{array="raid5",device="0",state="rebuilding"}`) != 1 {
 		t.Errorf("rebuild progress %v in the metrics, want between 0 and 1 while rebuilding", progress)
 	}
-	if pct < 5 || pct > 40 {
-		t.Errorf("rebuild_progress_pct %v after 0.3 s of a 2.1 s rebuild, want about 15", pct)
+	if progress < 0.05 || progress > 0.4 {
+		t.Errorf("rebuild progress %v after 0.3 s of a 2.1 s rebuild, want about 0.15", progress)
 	}
 
 	// A second failure during the rebuild loses data: reads fail with EIO.

@@ -441,6 +441,15 @@ func hiddenName(name string) bool {
 	return strings.HasPrefix(name, StateFile) || strings.HasPrefix(name, ArrayStateFile) || name == HoldDir
 }
 
+// ProbePrefix starts the name of the file 'nasemu nas' times the host's
+// SMB round trip with (smb.ProbeName, followed by its process id) in the
+// share's root. The root's listing leaves it out, but lookups find it:
+// the prober opens it by name through smbd.
+const ProbePrefix = ".nasemu-probe-"
+
+// unlisted reports whether the root's listing leaves a name out.
+func unlisted(name string) bool { return hiddenName(name) || strings.HasPrefix(name, ProbePrefix) }
+
 // Lookup implements fs.NodeLookuper, charged as a Stat (see chargeAttr).
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (_ *fs.Inode, errno syscall.Errno) {
 	defer n.fs.metrics.begin(opLookup)(0, &errno)
@@ -1029,7 +1038,7 @@ func (d *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Err
 	}
 	for {
 		de, errno := d.DirStream.(fs.FileReaddirenter).Readdirent(ctx)
-		if d.hide && de != nil && hiddenName(de.Name) {
+		if d.hide && de != nil && unlisted(de.Name) {
 			continue
 		}
 		return de, errno

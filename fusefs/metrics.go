@@ -3,12 +3,14 @@ package fusefs
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/cache"
 	"github.com/nasemu/nasemu/models/raid"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -47,8 +49,11 @@ var opLabels = [numOps]string{
 // Metrics are the Prometheus metrics of a mounted share: operations,
 // bytes, errors and latency by FUSE operation, requests in flight, and —
 // read from the model at each scrape — every counter of every device of the
-// model (drive wear, cache hits, RAID state, rebuild progress...), labelled
-// with the device's place in the stack.
+// model (drive wear, cache hits, RAID state, rebuild progress...), each as
+// a counter or a gauge in base units (seconds, bytes, ratios) as
+// modelMetrics describes it, labelled with the array and the drive it
+// belongs to (array="raid5", drive="3") and the device's place in the stack
+// (device="0/0/0/3/0", unique).
 type Metrics struct {
 	reg      *prometheus.Registry
 	inFlight prometheus.Gauge
@@ -66,23 +71,23 @@ func NewMetrics() *Metrics {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	ops := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "nasemu_fs_ops_total", Help: "FUSE operations served, by operation.",
+		Name: "nasemu_fs_ops_total", Help: "FUSE requests the share has answered, by operation (lookup, read, write, fsync...), errors included.",
 	}, []string{"op"})
 	errs := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "nasemu_fs_errors_total", Help: "FUSE operations that returned an error, by operation.",
+		Name: "nasemu_fs_errors_total", Help: "FUSE requests the share answered with an error (ENOSPC, EIO of a failed array...), by operation.",
 	}, []string{"op"})
 	bytes := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "nasemu_fs_bytes_total", Help: "Bytes read and written through the mount.",
+		Name: "nasemu_fs_bytes_total", Help: "Bytes the share's clients read (op=read) and wrote (op=write) through the mount.",
 	}, []string{"op"})
 	lat := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "nasemu_fs_latency_seconds",
-		Help:    "Latency of FUSE operations as served (model time plus emulator overhead).",
+		Help:    "Wall time from a FUSE request's arrival to its answer, by operation: the modelled NAS's time for it (scaled by --time-scale) less the host's measured FUSE round trip. Successful requests only.",
 		Buckets: prometheus.ExponentialBuckets(10e-6, 2, 22), // 10 µs .. 21 s
 	}, []string{"op"})
 	m := &Metrics{
 		reg: reg,
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "nasemu_fs_in_flight", Help: "FUSE operations being served now (the client's queue depth).",
+			Name: "nasemu_fs_in_flight", Help: "FUSE requests being served now: the queue depth the clients keep at the share.",
 		}),
 	}
 	reg.MustRegister(ops, errs, bytes, lat, m.inFlight)
@@ -138,15 +143,16 @@ type modelCollector struct {
 }
 
 var (
-	capacityDesc  = prometheus.NewDesc("nasemu_capacity_bytes", "Modelled usable capacity of the share.", nil, nil)
-	freeDesc      = prometheus.NewDesc("nasemu_free_bytes", "Bytes of the modelled capacity not allocated to files.", nil, nil)
-	volOpsDesc    = prometheus.NewDesc("nasemu_volume_requests_total", "Requests charged to the model, by operation.", []string{"op"}, nil)
-	volErrsDesc   = prometheus.NewDesc("nasemu_volume_errors_total", "Requests the model failed, by operation.", []string{"op"}, nil)
-	volBytesDesc  = prometheus.NewDesc("nasemu_volume_bytes_total", "Bytes charged to the model, by operation.", []string{"op"}, nil)
-	volQDDesc     = prometheus.NewDesc("nasemu_volume_in_flight", "Requests outstanding at the model (its queue depth).", nil, nil)
-	raidStateDesc = prometheus.NewDesc("nasemu_raid_state", "1 for the array's current state (optimal, degraded, rebuilding, failed), 0 for the others.", []string{"device", "state"}, nil)
-	rebuildDesc   = prometheus.NewDesc("nasemu_raid_rebuild_progress_ratio", "Fraction of the running rebuild done (1 when none runs).", []string{"device"}, nil)
-	failedDesc    = prometheus.NewDesc("nasemu_raid_failed_members", "Members failed and not replaced.", []string{"device"}, nil)
+	capacityDesc  = prometheus.NewDesc("nasemu_capacity_bytes", "Usable capacity of the modelled volume, what statfs reports as the share's size.", nil, nil)
+	freeDesc      = prometheus.NewDesc("nasemu_free_bytes", "Bytes of the modelled volume not allocated to files: what a client can still write before ENOSPC.", nil, nil)
+	volOpsDesc    = prometheus.NewDesc("nasemu_volume_requests_total", "Requests the share submitted to the model of the NAS (data reads and writes, flushes, file operations), by operation.", []string{"op"}, nil)
+	volErrsDesc   = prometheus.NewDesc("nasemu_volume_errors_total", "Requests the model of the NAS failed (a failed array, no space), by operation.", []string{"op"}, nil)
+	volBytesDesc  = prometheus.NewDesc("nasemu_volume_bytes_total", "Bytes of the requests submitted to the model of the NAS, by operation.", []string{"op"}, nil)
+	volQDDesc     = prometheus.NewDesc("nasemu_volume_in_flight", "Requests submitted to the model of the NAS and not yet answered: its queue depth.", nil, nil)
+	arrayLabels   = []string{"device", "array"}
+	raidStateDesc = prometheus.NewDesc("nasemu_raid_state", "1 for the array's current state, 0 for the others: optimal (all members serve), degraded (serving without redundancy lost to failed members), rebuilding (onto a replacement), failed (data lost).", append(arrayLabels, "state"), nil)
+	rebuildDesc   = prometheus.NewDesc("nasemu_raid_rebuild_progress_ratio", "Fraction of the running rebuild done, from 0 to 1 (1 when none runs).", arrayLabels, nil)
+	failedDesc    = prometheus.NewDesc("nasemu_raid_failed_members", "Members of the array that have failed and are not replaced yet ('nasemu ctl fail N').", arrayLabels, nil)
 )
 
 // Describe implements prometheus.Collector (unchecked).
@@ -164,9 +170,23 @@ func (c *modelCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(volErrsDesc, prometheus.CounterValue, float64(o.Errors), o.Op.String())
 		ch <- prometheus.MustNewConstMetric(volBytesDesc, prometheus.CounterValue, float64(o.Bytes), o.Op.String())
 	}
+	arrays := map[string]string{}
 	for _, d := range c.fs.Devices() {
+		arrays[d.Path] = d.Array
 		for _, k := range d.Counters {
-			ch <- prometheus.MustNewConstMetric(c.desc(k.Name), prometheus.GaugeValue, k.Value, d.Path, d.Kind)
+			mm, ok := modelMetrics[k.Name]
+			if !ok {
+				mm = modelMetric{name: "nasemu_model_" + k.Name, typ: prometheus.GaugeValue, scale: 1,
+					help: "Counter " + k.Name + " of a device of the model, not yet described in fusefs/metrics.go."}
+			}
+			if mm.name == "" {
+				continue // exported in a form of its own
+			}
+			labels := []string{d.Path, d.Array, d.Drive}
+			if mm.label[0] != "" {
+				labels = append(labels, mm.label[1])
+			}
+			ch <- prometheus.MustNewConstMetric(c.desc(mm), mm.typ, k.Value*mm.scale, labels...)
 		}
 	}
 	for _, a := range c.fs.Arrays() {
@@ -175,22 +195,25 @@ func (c *modelCollector) Collect(ch chan<- prometheus.Metric) {
 			if s.String() == a.State {
 				v = 1
 			}
-			ch <- prometheus.MustNewConstMetric(raidStateDesc, prometheus.GaugeValue, v, a.Path, s.String())
+			ch <- prometheus.MustNewConstMetric(raidStateDesc, prometheus.GaugeValue, v, a.Path, arrays[a.Path], s.String())
 		}
-		ch <- prometheus.MustNewConstMetric(rebuildDesc, prometheus.GaugeValue, a.RebuildProgress, a.Path)
-		ch <- prometheus.MustNewConstMetric(failedDesc, prometheus.GaugeValue, float64(len(a.Failed)), a.Path)
+		ch <- prometheus.MustNewConstMetric(rebuildDesc, prometheus.GaugeValue, a.RebuildProgress, a.Path, arrays[a.Path])
+		ch <- prometheus.MustNewConstMetric(failedDesc, prometheus.GaugeValue, float64(len(a.Failed)), a.Path, arrays[a.Path])
 	}
 }
 
-// desc returns the descriptor of a model counter's gauge.
-func (c *modelCollector) desc(name string) *prometheus.Desc {
+// desc returns the descriptor of a model metric's family.
+func (c *modelCollector) desc(mm modelMetric) *prometheus.Desc {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	d := c.descs[name]
+	d := c.descs[mm.name]
 	if d == nil {
-		d = prometheus.NewDesc("nasemu_model_"+name,
-			fmt.Sprintf("The model's %s counter.", name), []string{"device", "kind"}, nil)
-		c.descs[name] = d
+		labels := []string{"device", "array", "drive"}
+		if mm.label[0] != "" {
+			labels = append(labels, mm.label[0])
+		}
+		d = prometheus.NewDesc(mm.name, mm.help, labels, nil)
+		c.descs[mm.name] = d
 	}
 	return d
 }
@@ -201,7 +224,15 @@ type DeviceStatus struct {
 	// for its second child, and so on.
 	Path string `json:"path"`
 	// Kind is the device's Go type, e.g. "raid.Array".
-	Kind     string           `json:"kind"`
+	Kind string `json:"kind"`
+	// Array names the array the device is, or belongs to: its RAID level
+	// ("raid5"), or "cache" for the drives of an SSD cache tier; "" above
+	// the arrays.
+	Array string `json:"array,omitempty"`
+	// Drive is the device's member number in that array (from 0, as
+	// 'nasemu ctl fail N' counts), for a drive and the bus port it sits
+	// behind; "" for the array itself and above.
+	Drive    string           `json:"drive,omitempty"`
 	Counters []models.Counter `json:"counters,omitempty"`
 }
 
@@ -210,8 +241,8 @@ type DeviceStatus struct {
 func (f *FS) Devices() []DeviceStatus {
 	var out []DeviceStatus
 	f.vol.WithModel(func(m models.Device, _ time.Duration) {
-		walkPaths(m, "0", func(d models.Device, path string) {
-			s := DeviceStatus{Path: path, Kind: kind(d)}
+		walkMembers(m, "0", "", "", func(d models.Device, path, array, drive string) {
+			s := DeviceStatus{Path: path, Kind: kind(d), Array: array, Drive: drive}
 			if o, ok := d.(models.Observer); ok {
 				s.Counters = o.Counters()
 			}
@@ -219,6 +250,34 @@ func (f *FS) Devices() []DeviceStatus {
 		})
 	})
 	return out
+}
+
+// walkMembers is walkPaths with the array each device is or belongs to and
+// its member number there: the children of a raid.Array are its members,
+// those of a cache.Tier its cache drives and then its backing device
+// (which is not a member).
+func walkMembers(d models.Device, path, array, drive string, fn func(d models.Device, path, array, drive string)) {
+	a, isArray := d.(*raid.Array)
+	if isArray {
+		array, drive = a.Level().String(), ""
+	}
+	fn(d, path, array, drive)
+	p, ok := d.(models.Parent)
+	if !ok {
+		return
+	}
+	kids := p.Children()
+	_, isTier := d.(*cache.Tier)
+	for i, c := range kids {
+		ca, cd := array, drive
+		switch {
+		case isArray:
+			cd = strconv.Itoa(i)
+		case isTier && i < len(kids)-1:
+			ca, cd = "cache", strconv.Itoa(i)
+		}
+		walkMembers(c, path+"/"+strconv.Itoa(i), ca, cd, fn)
+	}
 }
 
 // kind names a device's type for people: "raid.Array".

@@ -160,8 +160,12 @@ func healthHandler(f *fusefs.FS) http.Handler {
 			down("%v", err)
 		default:
 			fmt.Fprintf(w, "ok: mounted at %s", st.Mountpoint)
+			level := map[string]string{}
+			for _, d := range st.Devices {
+				level[d.Path] = d.Array
+			}
 			for _, a := range st.Arrays {
-				fmt.Fprintf(w, ", array %s %s", a.Path, a.State)
+				fmt.Fprintf(w, ", %s array (device %s) %s", level[a.Path], a.Path, a.State)
 			}
 			fmt.Fprintln(w)
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nasemu/nasemu/fusefs"
+	"github.com/nasemu/nasemu/smb"
 )
 
 // mainEnv makes the test binary run the command named by its arguments
@@ -151,6 +152,19 @@ func TestMountAfterKill(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(backing, fusefs.StateFile)); err != nil {
 		t.Errorf("allocator state not saved: %v", err)
 	}
+
+	// umount also clears the share a killed emulator left.
+	third, out := startNasemu(t, runtimeDir, args...)
+	waitReady(t, ready, third, out)
+	third.Process.Signal(syscall.SIGKILL)
+	third.Wait()
+	umountOut.Reset()
+	if code := run([]string{"umount", mnt}, &umountOut, &umountOut); code != 0 || !strings.Contains(umountOut.String(), "of an emulator that had ended: unmounted it") {
+		t.Errorf("umount of a killed emulator's share: exit %d, %s", code, umountOut.String())
+	}
+	if fusefs.Mounted(mnt) {
+		t.Error("the killed emulator's share is still mounted after umount")
+	}
 }
 
 // Mount refuses what would go wrong, and says precisely what.
@@ -194,5 +208,13 @@ func TestReadyFile(t *testing.T) {
 	}
 	if err := writeReadyFile(filepath.Join(t.TempDir(), "no-such-dir", "ready"), nil); err == nil || !strings.Contains(err.Error(), "--ready-file") {
 		t.Errorf("a ready file in a missing directory: %v", err)
+	}
+}
+
+// The share leaves nas's probe file out of its listing by the name smb's
+// prober gives it.
+func TestProbeNameUnlisted(t *testing.T) {
+	if smb.ProbeName != fusefs.ProbePrefix {
+		t.Errorf("smb.ProbeName %q, fusefs.ProbePrefix %q: the share would list the probe", smb.ProbeName, fusefs.ProbePrefix)
 	}
 }

@@ -171,7 +171,7 @@ func TestMountAndControl(t *testing.T) {
 	}
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	for _, want := range []string{`nasemu_fs_ops_total{op="write"}`, `nasemu_raid_state{device=`, `nasemu_raid_rebuild_progress_ratio`, `nasemu_fs_latency_seconds_bucket`, `nasemu_fs_in_flight`} {
+	for _, want := range []string{`nasemu_fs_ops_total{op="write"}`, `nasemu_raid_state{array="raid5",device=`, `nasemu_raid_rebuild_progress_ratio`, `nasemu_fs_latency_seconds_bucket`, `nasemu_fs_in_flight`} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("metrics lack %s", want)
 		}

@@ -827,7 +827,7 @@ func TestNasBadUsage(t *testing.T) {
 		{append(base, "--smb", "127.0.0.1:4450", "--password-file", pw, "--lun", filepath.Join(dir, "lun.img")), "go with --iscsi"},
 		{[]string{"nas", "--setup", "ds1817-raid5-hdd-smb-1g", "--iscsi", "127.0.0.1:3260", "--lun", filepath.Join(dir, "lun.img"), "--chap-user", "u"}, "go together"},
 		{[]string{"nas", "--setup", "no-such-setup", "--backing", dir, "--smb", "127.0.0.1:4450", "--password-file", pw}, "no-such-setup"},
-		{[]string{"nas", "--setup", "ds1817-raid5-hdd-smb-1g", "--backing", filepath.Join(dir, "none"), "--smb", "127.0.0.1:4450", "--password-file", pw}, "not a directory"},
+		{[]string{"nas", "--setup", "ds1817-raid5-hdd-smb-1g", "--backing", filepath.Join(dir, "none"), "--smb", "127.0.0.1:4450", "--password-file", pw}, "does not exist"},
 	} {
 		var out bytes.Buffer
 		code := run(tc.args, &out, &out)
