@@ -35,31 +35,61 @@ const smallIO = 64 << 10
 func TestTargetHonoursServerLimits(t *testing.T) {
 	srv := startSamba(t)
 	v := strconv.Itoa(smallIO)
-	reconfigureSamba(t, srv.Samba, "smb2 max read = "+v, "smb2 max write = "+v, "smb2 max trans = "+v)
+	srv, px, tg := limitedSamba(t, "smb2 max read = "+v, "smb2 max write = "+v)
+	if r, w, _ := px.negotiated(); r != smallIO || w != smallIO {
+		t.Fatalf("smbd negotiates read %d, write %d; want %d", r, w, smallIO)
+	}
+	bigIO(t, tg, srv.dir)
+
+	const size = 1 << 20
+	reads, writes, maxRead, maxWrite := px.io()
+	t.Logf("on the wire: %d reads (largest %d bytes), %d writes (largest %d bytes)", reads, maxRead, writes, maxWrite)
+	if maxRead > smallIO || maxWrite > smallIO {
+		t.Errorf("requests beyond the negotiated %d bytes: read %d, write %d", smallIO, maxRead, maxWrite)
+	}
+	// 1 MiB read directly and 8 MiB by the job; 2 MiB written and 8 MiB.
+	if reads < 9*size/smallIO || writes < 10*size/smallIO {
+		t.Errorf("%d reads and %d writes of at most %d bytes cannot carry 9 MiB and 10 MiB", reads, writes, smallIO)
+	}
+}
+
+// limitedSamba starts smbd, adds params and smb2 max trans = 64 KiB to
+// its configuration, and returns it, a wire proxy in front of it and a
+// target through the proxy whose connection negotiated the new
+// configuration (its MaxTransactSize is 64 KiB).
+func limitedSamba(t *testing.T, params ...string) (*testServer, *wireProxy, *Target) {
+	t.Helper()
+	srv := startSamba(t)
+	reconfigureSamba(t, srv.Samba, append(params, "smb2 max trans = "+strconv.Itoa(smallIO))...)
 	px := startWireProxy(t, srv.Addr())
 	if err := os.Mkdir(filepath.Join(srv.dir, "bench"), 0o777); err != nil {
 		t.Fatal(err)
 	}
 	url := "smb://" + srv.User() + ":" + testPassword + "@" + px.addr + "/" + srv.Share() + "/bench"
-
-	// smbd reads the new limits at its next connection after SIGHUP.
-	var tg *Target
+	// smbd reads the new configuration at its next connection after SIGHUP.
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		tg = openTarget(t, url)
+		tg := openTarget(t, url)
 		if _, err := tg.Layout("probe.dat", 4096, true); err != nil {
 			t.Fatal(err)
 		}
-		if r, w, x := px.negotiated(); r == smallIO && w == smallIO && x == smallIO {
-			break
+		_, _, x := px.negotiated()
+		if x == smallIO {
+			return srv, px, tg
 		}
 		tg.Close()
 		if time.Now().After(deadline) {
-			r, w, x := px.negotiated()
-			t.Fatalf("smbd still negotiates read %d, write %d, trans %d; want %d", r, w, x, smallIO)
+			t.Fatalf("smbd does not take up its new configuration: max trans %d", x)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
 
+// bigIO writes 2 MiB to a file of the target in 1 MiB requests and reads
+// the second MiB back, checks the bytes read and on the share (dir is the
+// share's directory, the target's is bench under it), then runs 1 MiB
+// sequential write and read jobs of 8 MiB at queue depth 4.
+func bigIO(t *testing.T, tg *Target, dir string) {
+	t.Helper()
 	const size = 1 << 20
 	f, _, err := tg.Open(0, "io.dat", 2*size, bench.OpenFlags{Write: true, Create: true})
 	if err != nil {
@@ -84,7 +114,7 @@ func TestTargetHonoursServerLimits(t *testing.T) {
 	if _, err := f.Close(0); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := os.ReadFile(filepath.Join(srv.dir, "bench", "io.dat")); err != nil || !bytes.Equal(b, want) {
+	if b, err := os.ReadFile(filepath.Join(dir, "bench", "io.dat")); err != nil || !bytes.Equal(b, want) {
 		t.Errorf("the share's file holds other bytes than were written (%v, %d bytes)", err, len(b))
 	}
 
@@ -102,15 +132,6 @@ func TestTargetHonoursServerLimits(t *testing.T) {
 		}
 	}
 
-	reads, writes, maxRead, maxWrite := px.io()
-	t.Logf("on the wire: %d reads (largest %d bytes), %d writes (largest %d bytes)", reads, maxRead, writes, maxWrite)
-	if maxRead > smallIO || maxWrite > smallIO {
-		t.Errorf("requests beyond the negotiated %d bytes: read %d, write %d", smallIO, maxRead, maxWrite)
-	}
-	// 1 MiB read directly and 8 MiB by the job; 2 MiB written and 8 MiB.
-	if reads < 9*size/smallIO || writes < 10*size/smallIO {
-		t.Errorf("%d reads and %d writes of at most %d bytes cannot carry 9 MiB and 10 MiB", reads, writes, smallIO)
-	}
 }
 
 // reconfigureSamba adds global parameters to smbd's configuration and
