@@ -280,7 +280,10 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 		if lunStore, err = emu.OpenFileStore(*lunFile, arr.lunSize); err != nil {
 			return usagef("--lun: %v", err)
 		}
-		be := &lunBackend{vol: info.Volume, arr: arr, clock: wall, data: lunStore}
+		// Paced waits end when the LUN stops, so that a signal is
+		// honoured at once even while a long-paced command is in flight.
+		lunClock := iscsi.NewStopClock(wall)
+		be := &lunBackend{vol: info.Volume, arr: arr, clock: lunClock, data: lunStore}
 		lu, err := scsi.New(be, scsi.Config{ID: iscsi.LUNID(*iqn, 0), Logger: log})
 		if err != nil {
 			lunStore.Close()
@@ -292,6 +295,7 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 		}
 		info.ISCSI, info.IQN = lun.Addr(), *iqn
 		stopLUN = func() error {
+			lunClock.Stop()
 			err := lun.Stop()
 			return errors.Join(err, lunStore.Sync(), lunStore.Close())
 		}
