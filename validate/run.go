@@ -13,19 +13,15 @@ import (
 
 	"github.com/nasemu/nasemu/bench"
 	"github.com/nasemu/nasemu/models"
-	"github.com/nasemu/nasemu/models/proto"
 	"github.com/nasemu/nasemu/models/setup"
 )
 
 // Builder builds the device of a setup (a built-in name or a file) with a
-// seed. direct says that the workload's I/O is unbuffered and
-// write-through (fio direct=1, diskspd -Sh, IOmeter). A client on the
-// machine itself then bypasses the page cache (nas.Config.DirectIO); a
-// remote client's flags bypass only its own cache: the file server still
-// reads through its page cache and writes through to the storage
-// (nas.Config.WriteThrough). The bench's sim target does not pass a job's
-// direct flag to the model, so the run asks for it here.
-type Builder func(setup string, seed uint64, direct bool) (models.Device, error)
+// seed. A workload's unbuffered jobs (fio direct=1, diskspd -Sh, IOmeter)
+// reach the device as the bench's sim target issues them
+// (models.Request.Direct), so a setup is built as it is written: the same
+// device that "nasemu bench --target sim:SETUP" runs.
+type Builder func(setup string, seed uint64) (models.Device, error)
 
 // SetupBuilder returns the Builder of setups that load names: a setup
 // name, optionally with "@SIZE" (xeon002-raid1-sn640-local@4GiB), which
@@ -35,7 +31,7 @@ type Builder func(setup string, seed uint64, direct bool) (models.Device, error)
 // virtual time within seconds; a drive's steady state depends on its
 // spare fraction and parallelism, which scaling keeps.
 func SetupBuilder(load func(name string) (*setup.Setup, error)) Builder {
-	return func(name string, seed uint64, direct bool) (models.Device, error) {
+	return func(name string, seed uint64) (models.Device, error) {
 		base, size, scaled := strings.Cut(name, "@")
 		s, err := load(base)
 		if err != nil {
@@ -48,33 +44,8 @@ func SetupBuilder(load func(name string) (*setup.Setup, error)) Builder {
 			}
 			s = s.WithDriveCapacity(b)
 		}
-		if direct {
-			s = unbuffered(s)
-		}
 		return s.Build(seed)
 	}
-}
-
-// unbuffered returns s as it serves a client whose I/O is unbuffered and
-// write-through: a client on the machine itself (protocol local) bypasses
-// the page cache (nas.Config.DirectIO); a remote client's flags only
-// bypass its own cache, and the file server, which reads and writes
-// through its page cache (Samba has no O_DIRECT path; DSM's iSCSI LUNs
-// are files on its volume), honours the write-through flag
-// (nas.Config.WriteThrough). s itself is not changed.
-func unbuffered(s *setup.Setup) *setup.Setup {
-	if s.NAS == nil {
-		return s
-	}
-	c := *s
-	nasCfg := *s.NAS
-	if s.Protocol.Protocol == "" || s.Protocol.Protocol == proto.Local {
-		nasCfg.Config.DirectIO = true
-	} else {
-		nasCfg.Config.WriteThrough = true
-	}
-	c.NAS = &nasCfg
-	return &c
 }
 
 // Options control Run.
@@ -205,7 +176,7 @@ type figure struct{ MBps, IOPS float64 }
 func (r *run) do(opt Options) (map[string]figure, error) {
 	kind, arg, _ := strings.Cut(r.workload, ":")
 	if kind == "clients" {
-		dev, err := opt.Build(r.setup, opt.Seed, false)
+		dev, err := opt.Build(r.setup, opt.Seed)
 		if err != nil {
 			return nil, fmt.Errorf("setup %s: %w", r.setup, err)
 		}
@@ -221,11 +192,7 @@ func (r *run) do(opt Options) (map[string]figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	direct := true
-	for _, j := range jobs {
-		direct = direct && j.Direct
-	}
-	dev, err := opt.Build(r.setup, opt.Seed, direct)
+	dev, err := opt.Build(r.setup, opt.Seed)
 	if err != nil {
 		return nil, fmt.Errorf("setup %s: %w", r.setup, err)
 	}

@@ -10,8 +10,6 @@ import (
 	"github.com/nasemu/nasemu/bench"
 	"github.com/nasemu/nasemu/models"
 	"github.com/nasemu/nasemu/models/fixed"
-	"github.com/nasemu/nasemu/models/proto"
-	"github.com/nasemu/nasemu/models/setup"
 )
 
 const header = "id,system,measured,unit,setup,workload,job,runtime,reason\n"
@@ -65,11 +63,8 @@ func TestSummarize(t *testing.T) {
 // and a case naming no job of the workload fails alone.
 func TestRunFixed(t *testing.T) {
 	builds := 0
-	build := func(setup string, seed uint64, direct bool) (models.Device, error) {
+	build := func(setup string, seed uint64) (models.Device, error) {
 		builds++
-		if !direct {
-			t.Errorf("diskspd is unbuffered: direct should be set")
-		}
 		return fixed.New(fixed.Config{Capacity: 8 << 30, Units: 4, Read: 200 * time.Microsecond, Write: 400 * time.Microsecond})
 	}
 	cases := []Case{
@@ -137,33 +132,5 @@ func TestCopyClients(t *testing.T) {
 	}
 	if _, err := copyClients(dev, 5); err == nil {
 		t.Error("5 clients × 2 GiB fit on 8 GiB")
-	}
-}
-
-// An unbuffered, write-through workload bypasses the page cache only for a
-// client on the machine itself; a file server serves a remote client's
-// such I/O through its page cache and writes it through. The setup passed
-// in is not changed.
-func TestUnbuffered(t *testing.T) {
-	for _, c := range []struct {
-		protocol             string
-		direct, writeThrough bool
-	}{
-		{"", true, false},
-		{proto.Local, true, false},
-		{proto.SMB3, false, true},
-		{proto.ISCSI, false, true},
-	} {
-		s := &setup.Setup{NAS: &setup.System{}, Protocol: proto.Config{Protocol: c.protocol}}
-		u := unbuffered(s)
-		if got := u.NAS.Config; got.DirectIO != c.direct || got.WriteThrough != c.writeThrough {
-			t.Errorf("protocol %q: direct_io %v write_through %v, want %v %v", c.protocol, got.DirectIO, got.WriteThrough, c.direct, c.writeThrough)
-		}
-		if s.NAS.Config.DirectIO || s.NAS.Config.WriteThrough {
-			t.Errorf("protocol %q: the setup passed in was changed", c.protocol)
-		}
-	}
-	if u := unbuffered(&setup.Setup{}); u.NAS != nil {
-		t.Error("a setup without a NAS got one")
 	}
 }

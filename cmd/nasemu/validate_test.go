@@ -129,3 +129,101 @@ func TestValidateBadInput(t *testing.T) {
 		t.Errorf("a missing data file: exit %d, want 2", code)
 	}
 }
+
+// TestBenchAgreesWithValidate runs a sample of the reference rows both
+// ways — "nasemu validate" on the row, and "nasemu bench --target
+// sim:SETUP" with the row's workload as a user would run it (every job of
+// the suite or job file, unbuffered jobs unbuffered) — and wants the same
+// figure. The sample covers each client path: on the machine itself (fio
+// direct=1 on a local array), over SMB and over iSCSI.
+func TestBenchAgreesWithValidate(t *testing.T) {
+	ref, err := findData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		id, _, _ := strings.Cut(line, ",")
+		rows[id] = line
+	}
+	for _, id := range []string{
+		"s001-iometer-raid5-wdse-seqread",          // local, fio job file
+		"s003-diskspd-smb-1g-mbps-raid5-hdd-write", // SMB, unbuffered write-through
+		"s003-diskspd-iscsi-1g-mbps-raid5-hdd-read",
+		"s003-diskspd-smb-1g-iops-raid5-hdd-read", // SMB, a built-in suite
+	} {
+		row, ok := rows[id]
+		if !ok {
+			t.Fatalf("no reference row %s", id)
+		}
+		f := strings.Split(row, ",")
+		unit, setupName, workload, job, runtime := f[3], f[4], f[5], f[6], f[7]
+
+		dir := t.TempDir()
+		data := filepath.Join(dir, "cases.csv")
+		if err := os.WriteFile(data, []byte(header+row+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"bench", "--target", "sim:" + setupName, "--format", "json", "--quiet"}
+		kind, arg, _ := strings.Cut(workload, ":")
+		if kind == "fio" {
+			body, err := os.ReadFile(filepath.Join(filepath.Dir(ref), arg))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, arg), body, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args = append(args, "--job", filepath.Join(dir, arg))
+		} else {
+			args = append(args, "--suite", arg)
+		}
+		if runtime != "" {
+			args = append(args, "--runtime", runtime)
+		}
+
+		var vout, bout, errOut bytes.Buffer
+		if code := run([]string{"validate", "--data", data, "--format", "json"}, &vout, &errOut); code != 0 {
+			t.Fatalf("%s: validate exit %d: %s", id, code, errOut.String())
+		}
+		var v struct {
+			Cases []struct {
+				Predicted float64 `json:"predicted"`
+			} `json:"cases"`
+		}
+		if err := json.Unmarshal(vout.Bytes(), &v); err != nil || len(v.Cases) != 1 {
+			t.Fatalf("%s: validate: %v: %s", id, err, vout.String())
+		}
+		if code := run(args, &bout, &errOut); code != 0 {
+			t.Fatalf("%s: bench exit %d: %s", id, code, errOut.String())
+		}
+		var b struct {
+			Results []struct {
+				Name string  `json:"name"`
+				IOPS float64 `json:"iops"`
+				MBps float64 `json:"mbps"`
+			} `json:"results"`
+		}
+		if err := json.Unmarshal(bout.Bytes(), &b); err != nil {
+			t.Fatalf("%s: bench: %v", id, err)
+		}
+		got := -1.0
+		for _, r := range b.Results {
+			if r.Name == job {
+				got = r.MBps
+				if unit == "IOPS" {
+					got = r.IOPS
+				}
+			}
+		}
+		want := v.Cases[0].Predicted
+		t.Logf("%s: validate %.1f, bench %.1f %s", id, want, got, unit)
+		if got <= 0 || abs(got/want-1) > 0.02 {
+			t.Errorf("%s: bench sim:%s %q gives %.1f %s, validate %.1f", id, setupName, job, got, unit, want)
+		}
+	}
+}

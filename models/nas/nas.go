@@ -133,11 +133,11 @@ func (c *Controller) unwritten(off, n int64) bool {
 }
 
 // Uncached returns how many page-cache pages of r a read would have to
-// fill: pages not in the page cache (none with DirectIO, which fills none).
+// fill: pages not in the page cache (none for direct I/O, which fills none).
 // The protocol above uses it where the filling runs in the thread that
 // serves the request (an iSCSI target's file-backed LUN, proto.Prober).
 func (c *Controller) Uncached(r models.Request) int64 {
-	if c.cfg.DirectIO || r.Length <= 0 || r.Offset < 0 || r.End() > c.cap {
+	if c.cfg.DirectIO || r.Direct || r.Length <= 0 || r.Offset < 0 || r.End() > c.cap {
 		return 0
 	}
 	var n int64
@@ -186,7 +186,7 @@ func (c *Controller) pageOf(off int64) int64 {
 // index where a lookup of the request's first page begins (direct I/O
 // bypasses the page cache).
 func (c *Controller) Prefetch(r models.Request) {
-	if (r.Op == models.Read || r.Op == models.Write) && !c.cfg.DirectIO {
+	if (r.Op == models.Read || r.Op == models.Write) && !c.cfg.DirectIO && !r.Direct {
 		c.pc.ix.Prefetch(c.pageOf(r.Offset))
 	}
 }
@@ -203,13 +203,13 @@ func (c *Controller) Submit(at time.Duration, r models.Request) (time.Duration, 
 	var err error
 	switch r.Op {
 	case models.Read:
-		if c.cfg.DirectIO {
+		if c.cfg.DirectIO || r.Direct {
 			done, err = c.directRead(at, r)
 		} else {
 			done, err = c.read(at, r)
 		}
 	case models.Write:
-		if c.cfg.DirectIO {
+		if c.cfg.DirectIO || r.Direct {
 			done, err = c.directWrite(at, r)
 		} else {
 			done, err = c.write(at, r)
@@ -436,7 +436,7 @@ func (c *Controller) write(at time.Duration, r models.Request) (time.Duration, e
 		}
 	}
 	c.markWritten(r.Offset, r.Length)
-	if sync := c.cfg.Encrypted && c.cfg.CryptoWriteThrough; sync || c.cfg.WriteThrough {
+	if sync := c.cfg.Encrypted && c.cfg.CryptoWriteThrough; sync || c.cfg.WriteThrough || r.WriteThrough {
 		return c.writeThrough(t, r, p0, p1, sync)
 	}
 	var grow int64
