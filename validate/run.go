@@ -29,8 +29,10 @@ type Builder func(setup string, seed uint64) (models.Device, error)
 // geometry per die or zone, fewer blocks), so that a tool that fills the
 // whole device first (ezFIO preconditions the whole LUN twice) can run in
 // virtual time within seconds; a drive's steady state depends on its
-// spare fraction and parallelism, which scaling keeps.
-func SetupBuilder(load func(name string) (*setup.Setup, error)) Builder {
+// spare fraction and parallelism, which scaling keeps. Each calibration
+// of off is switched to its class default (Calibration.Off) in every
+// setup it builds: a leave-one-review-out run.
+func SetupBuilder(load func(name string) (*setup.Setup, error), off ...Calibration) Builder {
 	return func(name string, seed uint64) (models.Device, error) {
 		base, size, scaled := strings.Cut(name, "@")
 		s, err := load(base)
@@ -44,8 +46,31 @@ func SetupBuilder(load func(name string) (*setup.Setup, error)) Builder {
 			}
 			s = s.WithDriveCapacity(b)
 		}
+		if len(off) > 0 {
+			s = withOff(s, off)
+		}
 		return s.Build(seed)
 	}
+}
+
+// withOff returns a copy of s with the calibrations off switched to their
+// class defaults.
+func withOff(s *setup.Setup, off []Calibration) *setup.Setup {
+	c := *s
+	if s.NAS != nil {
+		n := *s.NAS
+		c.NAS = &n
+	}
+	if s.Cache != nil {
+		k := *s.Cache
+		c.Cache = &k
+	}
+	for _, o := range off {
+		if o.Off != nil {
+			o.Off(&c)
+		}
+	}
+	return &c
 }
 
 // Options control Run.

@@ -134,3 +134,47 @@ func TestCopyClients(t *testing.T) {
 		t.Error("5 clients × 2 GiB fit on 8 GiB")
 	}
 }
+
+// TestCross: each review's rows are predicted again with the
+// calibrations from its own rows off, and only those: review 003's fold
+// switches off the registry's 003 entries, a review without calibrations
+// none; the fitted outcomes are split by review.
+func TestCross(t *testing.T) {
+	mk := func(id, review string) Case {
+		return Case{ID: id, System: review + " test", Measured: 20000, Unit: IOPS, Setup: "f", Workload: "suite:diskspd", Job: "diskspd 4K random read T8 O2", Runtime: time.Second}
+	}
+	cases := []Case{mk("a", "003"), mk("b", "009"), mk("c", "003")}
+	build := func(off []Calibration) Builder {
+		units := 4 + len(off) // a device that shows how many were off
+		return func(string, uint64) (models.Device, error) {
+			return fixed.New(fixed.Config{Capacity: 8 << 30, Units: units, Read: 200 * time.Microsecond, Write: 400 * time.Microsecond})
+		}
+	}
+	opt := Options{Build: build(nil), Seed: 1, Parallel: 2}
+	fitted := Run(cases, opt)
+	folds, err := Cross(cases, fitted, opt, build)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want003, _ := LeaveOut(cases, "003")
+	if len(folds) != 2 || folds[0].Review != "003" || folds[1].Review != "009" {
+		t.Fatalf("folds %+v", folds)
+	}
+	if len(folds[0].Off) != len(want003) || len(want003) == 0 || len(folds[1].Off) != 0 {
+		t.Errorf("off: 003 %v (registry %d), 009 %v", folds[0].Off, len(want003), folds[1].Off)
+	}
+	if len(folds[0].LeftOut) != 2 || len(folds[0].Fitted) != 2 || len(folds[1].LeftOut) != 1 {
+		t.Errorf("fold sizes: %d/%d left out, %d fitted", len(folds[0].LeftOut), len(folds[1].LeftOut), len(folds[0].Fitted))
+	}
+	// 200 µs per read on 4+k units at 16 outstanding: 20,000 × (4+k)/4.
+	wantIOPS := 20000 * float64(4+len(want003)) / 4
+	if o := folds[0].LeftOut[0]; o.Err != nil || math.Abs(o.Predicted/wantIOPS-1) > 0.01 {
+		t.Errorf("003 left out: %+v, want %.0f IOPS", o, wantIOPS)
+	}
+	if o := folds[1].LeftOut[0]; o.Err != nil || math.Abs(o.Predicted/20000-1) > 0.01 {
+		t.Errorf("009 left out: %+v, want the fitted 20000 IOPS", o)
+	}
+	if _, err := LeaveOut(cases, "007"); !errors.Is(err, ErrData) {
+		t.Errorf("an unknown review: %v", err)
+	}
+}

@@ -227,3 +227,48 @@ func TestBenchAgreesWithValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateCross: --cross reports fitted and left-out error per review
+// and for all; --leave-out predicts one review's rows; a review that is
+// not in the data is bad input.
+func TestValidateCross(t *testing.T) {
+	data := writeData(t, header+
+		"q1,001 a,112,MB/s,ds1817-raid1-ssd-smb-1g,fio:quick.fio,read,,\n"+
+		"q2,003 b,112,MB/s,ds1817-raid1-ssd-smb-1g,fio:quick.fio,read,,\n")
+	var out, errOut bytes.Buffer
+	if code := run([]string{"validate", "--data", data, "--cross", "--format", "json"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	var doc struct {
+		Reviews []struct {
+			Review  string   `json:"review"`
+			Off     []string `json:"calibrations_off"`
+			Fitted  struct{ Cases int }
+			LeftOut struct {
+				Cases  int
+				Median float64 `json:"median_abs_error_pct"`
+			} `json:"left_out"`
+		} `json:"reviews"`
+		LeftOut struct{ Cases int } `json:"left_out"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	if len(doc.Reviews) != 2 || doc.Reviews[0].Review != "001" || doc.Reviews[1].Review != "003" || doc.LeftOut.Cases != 2 {
+		t.Fatalf("%s", out.String())
+	}
+	if len(doc.Reviews[1].Off) == 0 || doc.Reviews[0].Fitted.Cases != 1 || doc.Reviews[0].LeftOut.Cases != 1 {
+		t.Errorf("%s", out.String())
+	}
+	out.Reset()
+	if code := run([]string{"validate", "--data", data, "--leave-out", "003"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if s := out.String(); !strings.Contains(s, "review 003 left out") || !strings.Contains(s, "q2") || strings.Contains(s, "q1") {
+		t.Errorf("--leave-out 003:\n%s", s)
+	}
+	errOut.Reset()
+	if code := run([]string{"validate", "--data", data, "--leave-out", "007"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "007") {
+		t.Errorf("unknown review: exit %d, %s", code, errOut.String())
+	}
+}

@@ -120,6 +120,10 @@ func ds1817() System {
 			// RAID 1, 2,154 on SSD RAID 1, against 815 and 12,222
 			// unencrypted; large encrypted copies still ~103 MB/s) are the
 			// signature of synchronous writes with flushes, not of CPU.
+			// calibrated: nas.crypto_write_through (class: DSM 6 encrypted
+			// shared folders) from rows s003-diskspd-smb-1g-iops-raid1-*enc-write
+			// and s003-diskspd-smb-1g-mbps-raid1-*enc-write; class default off
+			// (validate.Calibrations).
 			CryptoWriteThrough: true,
 			// DSM's volumes are ext4 or Btrfs, and its iSCSI LUNs are
 			// files on them (thin or preallocated): data never written
@@ -239,6 +243,11 @@ func xeonServer002() System {
 				// (131,939 and 132,203), while their datasheets differ: the
 				// ceiling is the controller's, 7.5 µs per command. (Broadcom
 				// quotes >1M IOPS for the chip with FastPath.)
+				// calibrated: nas.drive_bus.per_command (class: SAS3108
+				// RAID-on-chip without FastPath) from rows
+				// s002-ezfio-raid1-micron5300-rnd4kread-qd256 and
+				// s002-ezfio-raid1-s4510-rnd4kread-qd256; class default
+				// 1 µs, Broadcom's >1M IOPS (validate.Calibrations).
 				PerCommand: 7500 * time.Nanosecond,
 			},
 			PCIeSlots: u2,
