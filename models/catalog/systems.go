@@ -32,7 +32,8 @@ type System struct {
 	// controller's cache, for the array model; empty when there is none.
 	ControllerCache       models.Bytes
 	ControllerWritePolicy string
-	PriceUSD              float64 // launch or list price where known; 0: unknown
+	PriceUSD              float64 // street (or launch) price where known; 0: unknown
+	PriceDate             string  // when and where PriceUSD was seen, e.g. "2025-01, US street"
 	Notes                 string  // what is uncertain, and how the setup should use the entry
 }
 
@@ -58,7 +59,7 @@ func (s System) Summary() string {
 // Systems returns every catalog system, sorted by name. Each call returns
 // fresh values: callers may change them.
 func Systems() []System {
-	all := []System{ds1817(), rstServer001(), xeonServer002(), genericARM()}
+	all := append([]System{ds1817(), rstServer001(), xeonServer002(), genericARM()}, products()...)
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	return all
 }
@@ -135,9 +136,10 @@ func ds1817() System {
 			},
 			PCIeSlots: []nas.PCIeSlot{{Name: "PCIe 2.0 x8 slot (x4 link)", Gen: 2, Lanes: 4}},
 		},
-		Bays:     8,
-		NICs:     []NIC{{Kind: "1gbe", Count: 4}, {Kind: "10gbe", Count: 2, Name: "10GBASE-T"}},
-		PriceUSD: 850, // approximate US launch price (2017), from memory
+		Bays:      8,
+		NICs:      []NIC{{Kind: "1gbe", Count: 4}, {Kind: "10gbe", Count: 2, Name: "10GBASE-T"}},
+		PriceUSD:  850, // approximate US launch price, from memory
+		PriceDate: "2017, US launch",
 		Notes: "Uncertain: the PCIe slot's electrical width (x8 slot; believed x4 link), the crypto engine's rate, " +
 			"how the 8 bays reach the SoC (assumed a shared Gen2 x4 cap), and the filesystem (Btrfs data checksums " +
 			"are off here; set cpu.checksum_rate ~600MB to model them). Review 003 does not say whether its unit " +

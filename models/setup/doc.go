@@ -33,7 +33,10 @@
 // fields (nas.Config for nas:, ssd.Config or hdd.Config for a drive, with
 // kind: ssd|hdd). base: names a catalog entry to start from, so that only
 // the differences are written: model: {base: wd-se-4tb, interface: sata-3g}.
-// name: names an inline entry in reports.
+// name: names an inline entry in reports. An inline nas: that gives its
+// CPU as cpu: {name, cores, ghz, family} (nas.Family: cortex-a55, tremont,
+// zen, skylake, ...) and ram: gets every CPU cost from the family's
+// published per-core figures at that clock.
 //
 // # Strictness
 //
