@@ -109,8 +109,9 @@ type Config struct {
 	// dirty pages (default 1 MiB).
 	WritebackDepth int          `yaml:"writeback_depth"`
 	WritebackMax   models.Bytes `yaml:"writeback_max"`
-	// ReadAhead is how far a sequential read stream reads ahead (default
-	// 128 KiB, Linux's read_ahead_kb).
+	// ReadAhead is how far a sequential read stream reads ahead: the
+	// block device's read_ahead_kb (default Linux's 128 KiB, or twice the
+	// stripe of a striped md array below, as md sets it; see New).
 	ReadAhead models.Bytes `yaml:"read_ahead"`
 
 	// DirectIO: data requests bypass the page cache (fio direct=1, diskspd

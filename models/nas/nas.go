@@ -57,9 +57,24 @@ var (
 	_ models.Parent   = (*Controller)(nil)
 )
 
-// New returns a controller over storage.
+// Striper is implemented by storage laid out in stripes (package raid's
+// Array, a cache tier in front of one): StripeBytes is the data one full
+// stripe holds, 0 when it is not striped.
+type Striper interface {
+	StripeBytes() int64
+}
+
+// New returns a controller over storage. Unless cfg sets ReadAhead, a
+// sequential stream reads ahead by Linux's default read_ahead_kb or, on
+// a striped array (Striper), twice its stripe, as md sets the array's
+// read-ahead, whichever is larger: one stream's read-ahead then keeps
+// every data member busy instead of one or two of them.
 func New(cfg Config, storage models.Device) (*Controller, error) {
+	mdReadAhead := cfg.ReadAhead == 0
 	cfg = cfg.WithDefaults()
+	if s, ok := storage.(Striper); ok && mdReadAhead {
+		cfg.ReadAhead = max(cfg.ReadAhead, models.Bytes(2*s.StripeBytes()))
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
