@@ -131,9 +131,11 @@ func Run(cases []Case, opt Options) []Outcome {
 			byKey[key] = r
 			runs = append(runs, r)
 		}
-		job, _, _ := strings.Cut(c.Job, "#")
-		if !slices.Contains(r.jobs, job) {
-			r.jobs = append(r.jobs, job)
+		for _, j := range c.jobs() {
+			job, _, _ := strings.Cut(j, "#")
+			if !slices.Contains(r.jobs, job) {
+				r.jobs = append(r.jobs, job)
+			}
 		}
 		r.cases = append(r.cases, i)
 	}
@@ -162,19 +164,10 @@ func Run(cases []Case, opt Options) []Outcome {
 						o.Err = err
 						continue
 					}
-					v, ok := res[o.Job]
-					if !ok {
-						var names []string
-						for n := range res {
-							names = append(names, n)
-						}
-						slices.Sort(names)
-						o.Err = fmt.Errorf("%w: workload %s has no job %q (jobs: %s)", ErrData, r.workload, o.Job, strings.Join(names, "; "))
+					pick, err := o.pick(res)
+					if err != nil {
+						o.Err = fmt.Errorf("%w: workload %s: %w", ErrData, r.workload, err)
 						continue
-					}
-					pick := v.MBps
-					if o.Unit == IOPS {
-						pick = v.IOPS
 					}
 					if pick <= 0 || math.IsNaN(pick) {
 						o.Err = fmt.Errorf("%s %s: predicted %g %s", r.workload, o.Job, pick, o.Unit)
@@ -195,7 +188,64 @@ func Run(cases []Case, opt Options) []Outcome {
 }
 
 // figure is a run's result for one job.
-type figure struct{ MBps, IOPS float64 }
+type figure struct {
+	MBps, IOPS         float64
+	Lat                bench.Latency // µs
+	PeakMBps, PeakIOPS float64       // the busiest second of the per-second samples
+}
+
+// value returns the figure's metric m.
+func (f figure) value(m Metric) float64 {
+	switch m {
+	case IOPS:
+		return f.IOPS
+	case LatMean:
+		return f.Lat.Mean
+	case LatP50:
+		return f.Lat.P50
+	case LatP90:
+		return f.Lat.P90
+	case LatP99:
+		return f.Lat.P99
+	case LatP999:
+		return f.Lat.P999
+	case PeakMBps:
+		return f.PeakMBps
+	case PeakIOPS:
+		return f.PeakIOPS
+	}
+	return f.MBps
+}
+
+// pick returns the case's prediction from a run's figures: its job's
+// metric, or for a ratio (unit x, job "A / B") A's MB/s over B's.
+func (c *Case) pick(res map[string]figure) (float64, error) {
+	jobs := c.jobs()
+	var v [2]float64
+	for i, j := range jobs {
+		f, ok := res[j]
+		if !ok {
+			var names []string
+			for n := range res {
+				names = append(names, n)
+			}
+			slices.Sort(names)
+			return 0, fmt.Errorf("no job %q (jobs: %s)", j, strings.Join(names, "; "))
+		}
+		m := c.Unit
+		if m == Ratio {
+			m = MBps
+		}
+		v[i] = f.value(m)
+	}
+	if c.Unit == Ratio {
+		if v[1] <= 0 {
+			return 0, fmt.Errorf("%s: the ratio's base is %g", c.Job, v[1])
+		}
+		return v[0] / v[1], nil
+	}
+	return v[0], nil
+}
 
 // do runs r on a fresh device and returns each job's figures by name.
 func (r *run) do(opt Options) (map[string]figure, error) {
@@ -231,7 +281,12 @@ func (r *run) do(opt Options) (map[string]figure, error) {
 	}
 	res := map[string]figure{}
 	for _, x := range rep.Results {
-		res[x.Name] = figure{MBps: x.MBps, IOPS: x.IOPS}
+		f := figure{MBps: x.MBps, IOPS: x.IOPS, Lat: x.Lat}
+		for _, sec := range x.Series {
+			f.PeakMBps = max(f.PeakMBps, float64(sec.Bytes)/1e6)
+			f.PeakIOPS = max(f.PeakIOPS, float64(sec.IOs))
+		}
+		res[x.Name] = f
 	}
 	return res, nil
 }

@@ -178,3 +178,29 @@ func TestCross(t *testing.T) {
 		t.Errorf("an unknown review: %v", err)
 	}
 }
+
+// TestRunMetrics: latency, per-second peaks and ratios of two jobs of a
+// run, on a fixed device of 4 units × 200 µs reads and 400 µs writes at 16
+// outstanding: reads wait 16/4 × 200 µs = 800 µs, the busiest second
+// holds 20,000 reads, and reads move twice the bytes of writes.
+func TestRunMetrics(t *testing.T) {
+	build := func(string, uint64) (models.Device, error) {
+		return fixed.New(fixed.Config{Capacity: 8 << 30, Units: 4, Read: 200 * time.Microsecond, Write: 400 * time.Microsecond})
+	}
+	const r, w = "diskspd 4K random read T8 O2", "diskspd 4K random write T8 O2"
+	mk := func(id string, m Metric, job string, measured float64) Case {
+		return Case{ID: id, System: "s", Measured: measured, Unit: m, Setup: "f", Workload: "suite:diskspd", Job: job, Runtime: 2 * time.Second}
+	}
+	cases := []Case{
+		mk("lat", LatMean, r, 800), mk("p99", LatP99, r, 800), mk("peak", PeakIOPS, r, 20000),
+		mk("ratio", Ratio, r+" / "+w, 2),
+	}
+	for _, o := range Run(cases, Options{Build: build, Seed: 1, Parallel: 2}) {
+		if o.Err != nil || math.Abs(o.ErrorPct) > 2 {
+			t.Errorf("%s: predicted %g %s (%+.1f %%), err %v", o.ID, o.Predicted, o.Unit, o.ErrorPct, o.Err)
+		}
+	}
+	if _, err := parseCase([]string{"q", "s", "2", "x", "f", "suite:cdm", "one job", "", ""}, 2); err == nil {
+		t.Error("a ratio without \"A / B\" parsed")
+	}
+}
