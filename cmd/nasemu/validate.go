@@ -77,11 +77,6 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return usageError{err}
 		}
-		for _, f := range folds {
-			if err := outcomeError(path, f.LeftOut); err != nil {
-				return err
-			}
-		}
 		if *format == "json" {
 			err = validate.WriteCrossJSON(stdout, folds)
 		} else {
@@ -89,6 +84,11 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 		}
 		if err != nil {
 			return err
+		}
+		for _, f := range folds {
+			if err := outcomeError(path, f.LeftOut); err != nil {
+				return fmt.Errorf("review %s left out: %w", f.Review, err)
+			}
 		}
 		return outcomeError(path, out)
 	}
