@@ -34,7 +34,10 @@ type System struct {
 	ControllerWritePolicy string
 	PriceUSD              float64 // street (or launch) price where known; 0: unknown
 	PriceDate             string  // when and where PriceUSD was seen, e.g. "2025-01, US street"
-	Notes                 string  // what is uncertain, and how the setup should use the entry
+	// OS is the operating system the box ships with: dsm, qts,
+	// quts-hero, adm, truenas, linux or windows; "" when not stated.
+	OS    string
+	Notes string // what is uncertain, and how the setup should use the entry
 }
 
 // New builds the system's controller over storage.
@@ -140,6 +143,7 @@ func ds1817() System {
 		NICs:      []NIC{{Kind: "1gbe", Count: 4}, {Kind: "10gbe", Count: 2, Name: "10GBASE-T"}},
 		PriceUSD:  850, // approximate US launch price, from memory
 		PriceDate: "2017, US launch",
+		OS:        "dsm",
 		Notes: "Uncertain: the PCIe slot's electrical width (x8 slot; believed x4 link), the crypto engine's rate, " +
 			"how the 8 bays reach the SoC (assumed a shared Gen2 x4 cap), and the filesystem (Btrfs data checksums " +
 			"are off here; set cpu.checksum_rate ~600MB to model them). Review 003 does not say whether its unit " +
@@ -298,3 +302,10 @@ func genericARM() System {
 		NICs: []NIC{{Kind: "1gbe", Count: 1}},
 	}
 }
+
+// SingleSSDWriteCache reports whether a NAS OS creates a read-write SSD
+// cache on one SSD. QNAP's QTS does (with a warning that the cache is
+// not redundant); Synology's DSM requires two SSDs, mirrored, for a
+// read-write cache, and so do the others here (QuTS hero's ZFS log and
+// TrueNAS's likewise want mirrors; unknown systems are held to two).
+func SingleSSDWriteCache(os string) bool { return os == "qts" }
