@@ -86,8 +86,8 @@ func (s *Sim) Close() error { return nil }
 func (s *Sim) Device() models.Device { return s.dev }
 
 // Layout implements Target. Filling writes the file sequentially in 1 MiB
-// requests at queue depth 1, in virtual time, as fio's layout does; the
-// model counts those writes.
+// buffered requests at queue depth 1, in virtual time, and then flushes,
+// as fio's layout does; the model counts those writes.
 func (s *Sim) Layout(name string, size int64, fill bool) (int64, error) {
 	e := s.space.File(name)
 	switch {
@@ -109,7 +109,15 @@ func (s *Sim) Layout(name string, size int64, fill bool) (int64, error) {
 			}
 			t = done
 		}
-		s.clock.Wait(t)
+		// fsync the file, as fio does after laying it out (create_fsync,
+		// on by default) and as the path target does: the layout's dirty
+		// pages are on the storage before the job starts, not written
+		// back under its I/O.
+		done, err := s.dev.Submit(t, models.Request{Op: models.Flush})
+		if err != nil {
+			return 0, fmt.Errorf("laying out %s: %w", name, err)
+		}
+		s.clock.Wait(done)
 		e.Filled = true
 	}
 	return e.Size, nil
@@ -164,7 +172,7 @@ func (s *Sim) Open(at time.Duration, name string, size int64, flags OpenFlags) (
 	if err != nil {
 		return nil, done, err
 	}
-	return &simFile{dev: s.dev, e: e}, done, nil
+	return &simFile{dev: s.dev, e: e, direct: flags.Direct}, done, nil
 }
 
 // Remove implements Target.
@@ -190,10 +198,14 @@ func (s *Sim) DeviceCounters() DeviceCounters {
 	return c
 }
 
-// simFile is a file placed on a simulated device.
+// simFile is a file placed on a simulated device. A file opened with
+// OpenFlags.Direct (fio direct=1, the unbuffered Windows tools) issues its
+// reads and writes as models.Request.Direct, so that the model's caches
+// treat them as the real ones treat unbuffered I/O.
 type simFile struct {
-	dev models.Device
-	e   *Extent
+	dev    models.Device
+	e      *Extent
+	direct bool
 }
 
 // Do implements File.
@@ -201,7 +213,7 @@ func (f *simFile) Do(at time.Duration, op models.Op, off, n int64, _ []byte) (ti
 	if op == models.Flush {
 		return f.dev.Submit(at, models.Request{Op: models.Flush})
 	}
-	return f.dev.Submit(at, models.Request{Op: op, Offset: f.e.Base + off, Length: n})
+	return f.dev.Submit(at, models.Request{Op: op, Offset: f.e.Base + off, Length: n, Direct: f.direct})
 }
 
 // Close implements File.

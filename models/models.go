@@ -43,7 +43,19 @@ func (o Op) IsFileOp() bool { return o >= Open && o <= Stat }
 
 // Request is one operation on a device's address space.
 type Request struct {
-	Op     Op    // Read, Write, Flush, Trim; file-level ops for protocol and filesystem layers
+	Op Op // Read, Write, Flush, Trim; file-level ops for protocol and filesystem layers
+
+	// Direct: the issuer opened the file unbuffered (O_DIRECT,
+	// FILE_FLAG_NO_BUFFERING): no cache of the machine that issues the
+	// request holds its data. A client on the NAS itself bypasses the
+	// NAS's page cache; a remote client bypasses its own cache, and the
+	// protocol passes the request on as WriteThrough (see package proto).
+	Direct bool
+	// WriteThrough: a write is on the storage before it completes
+	// (FILE_FLAG_WRITE_THROUGH, SMB2_WRITEFLAG_WRITE_THROUGH, SCSI FUA);
+	// a file server still caches the pages, clean.
+	WriteThrough bool
+
 	Offset int64 // bytes
 	Length int64 // bytes
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,7 +21,32 @@ type Metric string
 const (
 	MBps Metric = "MB/s" // 10^6 bytes per second
 	IOPS Metric = "IOPS"
+	// Latency of the job's I/Os in microseconds: mean and percentiles.
+	LatMean Metric = "us"
+	LatP50  Metric = "us-p50"
+	LatP90  Metric = "us-p90"
+	LatP99  Metric = "us-p99"
+	LatP999 Metric = "us-p999"
+	// The busiest second of the job's per-second samples.
+	PeakMBps Metric = "peak-MB/s"
+	PeakIOPS Metric = "peak-IOPS"
+	// Ratio is one job's MB/s over another's of the same run: the job
+	// column says "A / B".
+	Ratio Metric = "x"
 )
+
+// metrics are the metrics a modelled case can compare.
+var metrics = []Metric{MBps, IOPS, LatMean, LatP50, LatP90, LatP99, LatP999, PeakMBps, PeakIOPS, Ratio}
+
+// jobs returns the jobs the case reads its figure off: one, or for a
+// ratio the two of "A / B".
+func (c *Case) jobs() []string {
+	if c.Unit == Ratio {
+		a, b, _ := strings.Cut(c.Job, " / ")
+		return []string{a, b}
+	}
+	return []string{c.Job}
+}
 
 // Case is one reference measurement and how to reproduce it.
 type Case struct {
@@ -125,8 +151,11 @@ func parseCase(rec []string, line int) (Case, error) {
 	if c.Unit == "" {
 		return c, fmt.Errorf("%s: unit is empty", c.ID)
 	}
-	if c.Reason == "" && c.Unit != MBps && c.Unit != IOPS {
-		return c, fmt.Errorf("%s: unit %q (a modelled case compares %s or %s)", c.ID, rec[3], MBps, IOPS)
+	if c.Reason == "" && !slices.Contains(metrics, c.Unit) {
+		return c, fmt.Errorf("%s: unit %q (a modelled case compares one of %v)", c.ID, rec[3], metrics)
+	}
+	if c.Reason == "" && c.Unit == Ratio && !strings.Contains(c.Job, " / ") {
+		return c, fmt.Errorf("%s: a ratio's job is \"A / B\", not %q", c.ID, c.Job)
 	}
 	if rec[7] != "" {
 		d, err := time.ParseDuration(rec[7])

@@ -13,19 +13,15 @@ import (
 
 	"github.com/nasemu/nasemu/bench"
 	"github.com/nasemu/nasemu/models"
-	"github.com/nasemu/nasemu/models/proto"
 	"github.com/nasemu/nasemu/models/setup"
 )
 
 // Builder builds the device of a setup (a built-in name or a file) with a
-// seed. direct says that the workload's I/O is unbuffered and
-// write-through (fio direct=1, diskspd -Sh, IOmeter). A client on the
-// machine itself then bypasses the page cache (nas.Config.DirectIO); a
-// remote client's flags bypass only its own cache: the file server still
-// reads through its page cache and writes through to the storage
-// (nas.Config.WriteThrough). The bench's sim target does not pass a job's
-// direct flag to the model, so the run asks for it here.
-type Builder func(setup string, seed uint64, direct bool) (models.Device, error)
+// seed. A workload's unbuffered jobs (fio direct=1, diskspd -Sh, IOmeter)
+// reach the device as the bench's sim target issues them
+// (models.Request.Direct), so a setup is built as it is written: the same
+// device that "nasemu bench --target sim:SETUP" runs.
+type Builder func(setup string, seed uint64) (models.Device, error)
 
 // SetupBuilder returns the Builder of setups that load names: a setup
 // name, optionally with "@SIZE" (xeon002-raid1-sn640-local@4GiB), which
@@ -33,9 +29,11 @@ type Builder func(setup string, seed uint64, direct bool) (models.Device, error)
 // geometry per die or zone, fewer blocks), so that a tool that fills the
 // whole device first (ezFIO preconditions the whole LUN twice) can run in
 // virtual time within seconds; a drive's steady state depends on its
-// spare fraction and parallelism, which scaling keeps.
-func SetupBuilder(load func(name string) (*setup.Setup, error)) Builder {
-	return func(name string, seed uint64, direct bool) (models.Device, error) {
+// spare fraction and parallelism, which scaling keeps. Each calibration
+// of off is switched to its class default (Calibration.Off) in every
+// setup it builds: a leave-one-review-out run.
+func SetupBuilder(load func(name string) (*setup.Setup, error), off ...Calibration) Builder {
+	return func(name string, seed uint64) (models.Device, error) {
 		base, size, scaled := strings.Cut(name, "@")
 		s, err := load(base)
 		if err != nil {
@@ -48,32 +46,30 @@ func SetupBuilder(load func(name string) (*setup.Setup, error)) Builder {
 			}
 			s = s.WithDriveCapacity(b)
 		}
-		if direct {
-			s = unbuffered(s)
+		if len(off) > 0 {
+			s = withOff(s, off)
 		}
 		return s.Build(seed)
 	}
 }
 
-// unbuffered returns s as it serves a client whose I/O is unbuffered and
-// write-through: a client on the machine itself (protocol local) bypasses
-// the page cache (nas.Config.DirectIO); a remote client's flags only
-// bypass its own cache, and the file server, which reads and writes
-// through its page cache (Samba has no O_DIRECT path; DSM's iSCSI LUNs
-// are files on its volume), honours the write-through flag
-// (nas.Config.WriteThrough). s itself is not changed.
-func unbuffered(s *setup.Setup) *setup.Setup {
-	if s.NAS == nil {
-		return s
-	}
+// withOff returns a copy of s with the calibrations off switched to their
+// class defaults.
+func withOff(s *setup.Setup, off []Calibration) *setup.Setup {
 	c := *s
-	nasCfg := *s.NAS
-	if s.Protocol.Protocol == "" || s.Protocol.Protocol == proto.Local {
-		nasCfg.Config.DirectIO = true
-	} else {
-		nasCfg.Config.WriteThrough = true
+	if s.NAS != nil {
+		n := *s.NAS
+		c.NAS = &n
 	}
-	c.NAS = &nasCfg
+	if s.Cache != nil {
+		k := *s.Cache
+		c.Cache = &k
+	}
+	for _, o := range off {
+		if o.Off != nil {
+			o.Off(&c)
+		}
+	}
 	return &c
 }
 
@@ -135,9 +131,11 @@ func Run(cases []Case, opt Options) []Outcome {
 			byKey[key] = r
 			runs = append(runs, r)
 		}
-		job, _, _ := strings.Cut(c.Job, "#")
-		if !slices.Contains(r.jobs, job) {
-			r.jobs = append(r.jobs, job)
+		for _, j := range c.jobs() {
+			job, _, _ := strings.Cut(j, "#")
+			if !slices.Contains(r.jobs, job) {
+				r.jobs = append(r.jobs, job)
+			}
 		}
 		r.cases = append(r.cases, i)
 	}
@@ -166,19 +164,10 @@ func Run(cases []Case, opt Options) []Outcome {
 						o.Err = err
 						continue
 					}
-					v, ok := res[o.Job]
-					if !ok {
-						var names []string
-						for n := range res {
-							names = append(names, n)
-						}
-						slices.Sort(names)
-						o.Err = fmt.Errorf("%w: workload %s has no job %q (jobs: %s)", ErrData, r.workload, o.Job, strings.Join(names, "; "))
+					pick, err := o.pick(res)
+					if err != nil {
+						o.Err = fmt.Errorf("%w: workload %s: %w", ErrData, r.workload, err)
 						continue
-					}
-					pick := v.MBps
-					if o.Unit == IOPS {
-						pick = v.IOPS
 					}
 					if pick <= 0 || math.IsNaN(pick) {
 						o.Err = fmt.Errorf("%s %s: predicted %g %s", r.workload, o.Job, pick, o.Unit)
@@ -199,13 +188,70 @@ func Run(cases []Case, opt Options) []Outcome {
 }
 
 // figure is a run's result for one job.
-type figure struct{ MBps, IOPS float64 }
+type figure struct {
+	MBps, IOPS         float64
+	Lat                bench.Latency // µs
+	PeakMBps, PeakIOPS float64       // the busiest second of the per-second samples
+}
+
+// value returns the figure's metric m.
+func (f figure) value(m Metric) float64 {
+	switch m {
+	case IOPS:
+		return f.IOPS
+	case LatMean:
+		return f.Lat.Mean
+	case LatP50:
+		return f.Lat.P50
+	case LatP90:
+		return f.Lat.P90
+	case LatP99:
+		return f.Lat.P99
+	case LatP999:
+		return f.Lat.P999
+	case PeakMBps:
+		return f.PeakMBps
+	case PeakIOPS:
+		return f.PeakIOPS
+	}
+	return f.MBps
+}
+
+// pick returns the case's prediction from a run's figures: its job's
+// metric, or for a ratio (unit x, job "A / B") A's MB/s over B's.
+func (c *Case) pick(res map[string]figure) (float64, error) {
+	jobs := c.jobs()
+	var v [2]float64
+	for i, j := range jobs {
+		f, ok := res[j]
+		if !ok {
+			var names []string
+			for n := range res {
+				names = append(names, n)
+			}
+			slices.Sort(names)
+			return 0, fmt.Errorf("no job %q (jobs: %s)", j, strings.Join(names, "; "))
+		}
+		m := c.Unit
+		if m == Ratio {
+			m = MBps
+		}
+		v[i] = f.value(m)
+	}
+	if c.Unit == Ratio {
+		if v[1] <= 0 {
+			return 0, fmt.Errorf("%s: the ratio's base is %g", c.Job, v[1])
+		}
+		return v[0] / v[1], nil
+	}
+	return v[0], nil
+}
 
 // do runs r on a fresh device and returns each job's figures by name.
 func (r *run) do(opt Options) (map[string]figure, error) {
 	kind, arg, _ := strings.Cut(r.workload, ":")
 	if kind == "clients" {
-		dev, err := opt.Build(r.setup, opt.Seed, false)
+		dev, err := opt.Build(r.setup, opt.Seed)
 		if err != nil {
 			return nil, fmt.Errorf("setup %s: %w", r.setup, err)
 		}
@@ -221,11 +267,7 @@ func (r *run) do(opt Options) (map[string]figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	direct := true
-	for _, j := range jobs {
-		direct = direct && j.Direct
-	}
-	dev, err := opt.Build(r.setup, opt.Seed, direct)
+	dev, err := opt.Build(r.setup, opt.Seed)
 	if err != nil {
 		return nil, fmt.Errorf("setup %s: %w", r.setup, err)
 	}
@@ -239,7 +281,12 @@ func (r *run) do(opt Options) (map[string]figure, error) {
 	}
 	res := map[string]figure{}
 	for _, x := range rep.Results {
-		res[x.Name] = figure{MBps: x.MBps, IOPS: x.IOPS}
+		f := figure{MBps: x.MBps, IOPS: x.IOPS, Lat: x.Lat}
+		for _, sec := range x.Series {
+			f.PeakMBps = max(f.PeakMBps, float64(sec.Bytes)/1e6)
+			f.PeakIOPS = max(f.PeakIOPS, float64(sec.IOs))
+		}
+		res[x.Name] = f
 	}
 	return res, nil
 }

@@ -10,8 +10,6 @@ import (
 	"github.com/nasemu/nasemu/bench"
 	"github.com/nasemu/nasemu/models"
 	"github.com/nasemu/nasemu/models/fixed"
-	"github.com/nasemu/nasemu/models/proto"
-	"github.com/nasemu/nasemu/models/setup"
 )
 
 const header = "id,system,measured,unit,setup,workload,job,runtime,reason\n"
@@ -65,11 +63,8 @@ func TestSummarize(t *testing.T) {
 // and a case naming no job of the workload fails alone.
 func TestRunFixed(t *testing.T) {
 	builds := 0
-	build := func(setup string, seed uint64, direct bool) (models.Device, error) {
+	build := func(setup string, seed uint64) (models.Device, error) {
 		builds++
-		if !direct {
-			t.Errorf("diskspd is unbuffered: direct should be set")
-		}
 		return fixed.New(fixed.Config{Capacity: 8 << 30, Units: 4, Read: 200 * time.Microsecond, Write: 400 * time.Microsecond})
 	}
 	cases := []Case{
@@ -140,30 +135,72 @@ func TestCopyClients(t *testing.T) {
 	}
 }
 
-// An unbuffered, write-through workload bypasses the page cache only for a
-// client on the machine itself; a file server serves a remote client's
-// such I/O through its page cache and writes it through. The setup passed
-// in is not changed.
-func TestUnbuffered(t *testing.T) {
-	for _, c := range []struct {
-		protocol             string
-		direct, writeThrough bool
-	}{
-		{"", true, false},
-		{proto.Local, true, false},
-		{proto.SMB3, false, true},
-		{proto.ISCSI, false, true},
-	} {
-		s := &setup.Setup{NAS: &setup.System{}, Protocol: proto.Config{Protocol: c.protocol}}
-		u := unbuffered(s)
-		if got := u.NAS.Config; got.DirectIO != c.direct || got.WriteThrough != c.writeThrough {
-			t.Errorf("protocol %q: direct_io %v write_through %v, want %v %v", c.protocol, got.DirectIO, got.WriteThrough, c.direct, c.writeThrough)
-		}
-		if s.NAS.Config.DirectIO || s.NAS.Config.WriteThrough {
-			t.Errorf("protocol %q: the setup passed in was changed", c.protocol)
+// TestCross: each review's rows are predicted again with the
+// calibrations from its own rows off, and only those: review 003's fold
+// switches off the registry's 003 entries, a review without calibrations
+// none; the fitted outcomes are split by review.
+func TestCross(t *testing.T) {
+	mk := func(id, review string) Case {
+		return Case{ID: id, System: review + " test", Measured: 20000, Unit: IOPS, Setup: "f", Workload: "suite:diskspd", Job: "diskspd 4K random read T8 O2", Runtime: time.Second}
+	}
+	cases := []Case{mk("a", "003"), mk("b", "009"), mk("c", "003")}
+	build := func(off []Calibration) Builder {
+		units := 4 + len(off) // a device that shows how many were off
+		return func(string, uint64) (models.Device, error) {
+			return fixed.New(fixed.Config{Capacity: 8 << 30, Units: units, Read: 200 * time.Microsecond, Write: 400 * time.Microsecond})
 		}
 	}
-	if u := unbuffered(&setup.Setup{}); u.NAS != nil {
-		t.Error("a setup without a NAS got one")
+	opt := Options{Build: build(nil), Seed: 1, Parallel: 2}
+	fitted := Run(cases, opt)
+	folds, err := Cross(cases, fitted, opt, build)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want003, _ := LeaveOut(cases, "003")
+	if len(folds) != 2 || folds[0].Review != "003" || folds[1].Review != "009" {
+		t.Fatalf("folds %+v", folds)
+	}
+	if len(folds[0].Off) != len(want003) || len(want003) == 0 || len(folds[1].Off) != 0 {
+		t.Errorf("off: 003 %v (registry %d), 009 %v", folds[0].Off, len(want003), folds[1].Off)
+	}
+	if len(folds[0].LeftOut) != 2 || len(folds[0].Fitted) != 2 || len(folds[1].LeftOut) != 1 {
+		t.Errorf("fold sizes: %d/%d left out, %d fitted", len(folds[0].LeftOut), len(folds[1].LeftOut), len(folds[0].Fitted))
+	}
+	// 200 µs per read on 4+k units at 16 outstanding: 20,000 × (4+k)/4.
+	wantIOPS := 20000 * float64(4+len(want003)) / 4
+	if o := folds[0].LeftOut[0]; o.Err != nil || math.Abs(o.Predicted/wantIOPS-1) > 0.01 {
+		t.Errorf("003 left out: %+v, want %.0f IOPS", o, wantIOPS)
+	}
+	if o := folds[1].LeftOut[0]; o.Err != nil || math.Abs(o.Predicted/20000-1) > 0.01 {
+		t.Errorf("009 left out: %+v, want the fitted 20000 IOPS", o)
+	}
+	if _, err := LeaveOut(cases, "007"); !errors.Is(err, ErrData) {
+		t.Errorf("an unknown review: %v", err)
+	}
+}
+
+// TestRunMetrics: latency, per-second peaks and ratios of two jobs of a
+// run, on a fixed device of 4 units × 200 µs reads and 400 µs writes at 16
+// outstanding: reads wait 16/4 × 200 µs = 800 µs, the busiest second
+// holds 20,000 reads, and reads move twice the bytes of writes.
+func TestRunMetrics(t *testing.T) {
+	build := func(string, uint64) (models.Device, error) {
+		return fixed.New(fixed.Config{Capacity: 8 << 30, Units: 4, Read: 200 * time.Microsecond, Write: 400 * time.Microsecond})
+	}
+	const r, w = "diskspd 4K random read T8 O2", "diskspd 4K random write T8 O2"
+	mk := func(id string, m Metric, job string, measured float64) Case {
+		return Case{ID: id, System: "s", Measured: measured, Unit: m, Setup: "f", Workload: "suite:diskspd", Job: job, Runtime: 2 * time.Second}
+	}
+	cases := []Case{
+		mk("lat", LatMean, r, 800), mk("p99", LatP99, r, 800), mk("peak", PeakIOPS, r, 20000),
+		mk("ratio", Ratio, r+" / "+w, 2),
+	}
+	for _, o := range Run(cases, Options{Build: build, Seed: 1, Parallel: 2}) {
+		if o.Err != nil || math.Abs(o.ErrorPct) > 2 {
+			t.Errorf("%s: predicted %g %s (%+.1f %%), err %v", o.ID, o.Predicted, o.Unit, o.ErrorPct, o.Err)
+		}
+	}
+	if _, err := parseCase([]string{"q", "s", "2", "x", "f", "suite:cdm", "one job", "", ""}, 2); err == nil {
+		t.Error("a ratio without \"A / B\" parsed")
 	}
 }

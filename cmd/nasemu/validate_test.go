@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nasemu/nasemu"
 	"github.com/nasemu/nasemu/validate"
 )
 
@@ -157,5 +158,144 @@ func TestValidateBuiltInData(t *testing.T) {
 	}
 	if len(cases) < 300 || jobs == 0 {
 		t.Errorf("%d built-in cases, %d with a job file; want the ~300 reviewed ones", len(cases), jobs)
+	}
+}
+
+// TestBenchAgreesWithValidate runs a sample of the reference rows both
+// ways — "nasemu validate" on the row, and "nasemu bench --target
+// sim:SETUP" with the row's workload as a user would run it (every job of
+// the suite or job file, unbuffered jobs unbuffered) — and wants the same
+// figure. The sample covers each client path: on the machine itself (fio
+// direct=1 on a local array), over SMB and over iSCSI.
+func TestBenchAgreesWithValidate(t *testing.T) {
+	raw, err := fs.ReadFile(nasemu.Reference, nasemu.ReferenceCases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		id, _, _ := strings.Cut(line, ",")
+		rows[id] = line
+	}
+	for _, id := range []string{
+		"s001-iometer-raid5-wdse-seqread",          // local, fio job file
+		"s003-diskspd-smb-1g-mbps-raid5-hdd-write", // SMB, unbuffered write-through
+		"s003-diskspd-iscsi-1g-mbps-raid5-hdd-read",
+		"s003-diskspd-smb-1g-iops-raid5-hdd-read", // SMB, a built-in suite
+	} {
+		row, ok := rows[id]
+		if !ok {
+			t.Fatalf("no reference row %s", id)
+		}
+		f := strings.Split(row, ",")
+		unit, setupName, workload, job, runtime := f[3], f[4], f[5], f[6], f[7]
+
+		dir := t.TempDir()
+		data := filepath.Join(dir, "cases.csv")
+		if err := os.WriteFile(data, []byte(header+row+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"bench", "--target", "sim:" + setupName, "--format", "json", "--quiet"}
+		kind, arg, _ := strings.Cut(workload, ":")
+		if kind == "fio" {
+			body, err := fs.ReadFile(nasemu.Reference, arg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, arg), body, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args = append(args, "--job", filepath.Join(dir, arg))
+		} else {
+			args = append(args, "--suite", arg)
+		}
+		if runtime != "" {
+			args = append(args, "--runtime", runtime)
+		}
+
+		var vout, bout, errOut bytes.Buffer
+		if code := run([]string{"validate", "--data", data, "--format", "json"}, &vout, &errOut); code != 0 {
+			t.Fatalf("%s: validate exit %d: %s", id, code, errOut.String())
+		}
+		var v struct {
+			Cases []struct {
+				Predicted float64 `json:"predicted"`
+			} `json:"cases"`
+		}
+		if err := json.Unmarshal(vout.Bytes(), &v); err != nil || len(v.Cases) != 1 {
+			t.Fatalf("%s: validate: %v: %s", id, err, vout.String())
+		}
+		if code := run(args, &bout, &errOut); code != 0 {
+			t.Fatalf("%s: bench exit %d: %s", id, code, errOut.String())
+		}
+		var b struct {
+			Results []struct {
+				Name string  `json:"name"`
+				IOPS float64 `json:"iops"`
+				MBps float64 `json:"mbps"`
+			} `json:"results"`
+		}
+		if err := json.Unmarshal(bout.Bytes(), &b); err != nil {
+			t.Fatalf("%s: bench: %v", id, err)
+		}
+		got := -1.0
+		for _, r := range b.Results {
+			if r.Name == job {
+				got = r.MBps
+				if unit == "IOPS" {
+					got = r.IOPS
+				}
+			}
+		}
+		want := v.Cases[0].Predicted
+		t.Logf("%s: validate %.1f, bench %.1f %s", id, want, got, unit)
+		if got <= 0 || abs(got/want-1) > 0.02 {
+			t.Errorf("%s: bench sim:%s %q gives %.1f %s, validate %.1f", id, setupName, job, got, unit, want)
+		}
+	}
+}
+
+// TestValidateCross: --cross reports fitted and left-out error per review
+// and for all; --leave-out predicts one review's rows; a review that is
+// not in the data is bad input.
+func TestValidateCross(t *testing.T) {
+	data := writeData(t, header+
+		"q1,001 a,112,MB/s,ds1817-raid1-ssd-smb-1g,fio:quick.fio,read,,\n"+
+		"q2,003 b,112,MB/s,ds1817-raid1-ssd-smb-1g,fio:quick.fio,read,,\n")
+	var out, errOut bytes.Buffer
+	if code := run([]string{"validate", "--data", data, "--cross", "--format", "json"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	var doc struct {
+		Reviews []struct {
+			Review  string   `json:"review"`
+			Off     []string `json:"calibrations_off"`
+			Fitted  struct{ Cases int }
+			LeftOut struct {
+				Cases  int
+				Median float64 `json:"median_abs_error_pct"`
+			} `json:"left_out"`
+		} `json:"reviews"`
+		LeftOut struct{ Cases int } `json:"left_out"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	if len(doc.Reviews) != 2 || doc.Reviews[0].Review != "001" || doc.Reviews[1].Review != "003" || doc.LeftOut.Cases != 2 {
+		t.Fatalf("%s", out.String())
+	}
+	if len(doc.Reviews[1].Off) == 0 || doc.Reviews[0].Fitted.Cases != 1 || doc.Reviews[0].LeftOut.Cases != 1 {
+		t.Errorf("%s", out.String())
+	}
+	out.Reset()
+	if code := run([]string{"validate", "--data", data, "--leave-out", "003"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if s := out.String(); !strings.Contains(s, "review 003 left out") || !strings.Contains(s, "q2") || strings.Contains(s, "q1") {
+		t.Errorf("--leave-out 003:\n%s", s)
+	}
+	errOut.Reset()
+	if code := run([]string{"validate", "--data", data, "--leave-out", "007"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "007") {
+		t.Errorf("unknown review: exit %d, %s", code, errOut.String())
 	}
 }

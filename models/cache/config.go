@@ -42,6 +42,10 @@ type Config struct {
 	// (or a single request of this size) bypasses the cache; default 1 MiB.
 	SequentialBypass models.Bytes `yaml:"sequential_bypass"`
 	// KeepSequential turns the sequential bypass off: everything is cached.
+	// The ds1817 setups with a cache set it, a class-level choice:
+	// calibrated: cache.keep_sequential (class: DSM 6's SSD cache policy)
+	// from rows s003-*-ssdcache-*; class default false
+	// (validate.Calibrations).
 	KeepSequential bool `yaml:"keep_sequential"`
 	// FlushDepth is how many flush I/Os the background flusher keeps in
 	// flight; default 4.

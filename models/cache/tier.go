@@ -102,6 +102,16 @@ func New(cfg Config, cacheDrives []models.Device, backing models.Device) (*Tier,
 	return tr, nil
 }
 
+// StripeBytes returns the backing array's (raid.Array.StripeBytes), 0
+// when the backing device is not striped: the page cache above reads
+// ahead as the array's own read-ahead says.
+func (tr *Tier) StripeBytes() int64 {
+	if s, ok := tr.backing.(interface{ StripeBytes() int64 }); ok {
+		return s.StripeBytes()
+	}
+	return 0
+}
+
 // Capacity implements models.Device: the backing device's capacity.
 func (tr *Tier) Capacity() int64 { return tr.backing.Capacity() }
 

@@ -32,8 +32,12 @@ type System struct {
 	// controller's cache, for the array model; empty when there is none.
 	ControllerCache       models.Bytes
 	ControllerWritePolicy string
-	PriceUSD              float64 // launch or list price where known; 0: unknown
-	Notes                 string  // what is uncertain, and how the setup should use the entry
+	PriceUSD              float64 // street (or launch) price where known; 0: unknown
+	PriceDate             string  // when and where PriceUSD was seen, e.g. "2025-01, US street"
+	// OS is the operating system the box ships with: dsm, qts,
+	// quts-hero, adm, truenas, linux or windows; "" when not stated.
+	OS    string
+	Notes string // what is uncertain, and how the setup should use the entry
 }
 
 // New builds the system's controller over storage.
@@ -58,7 +62,7 @@ func (s System) Summary() string {
 // Systems returns every catalog system, sorted by name. Each call returns
 // fresh values: callers may change them.
 func Systems() []System {
-	all := []System{ds1817(), rstServer001(), xeonServer002(), genericARM()}
+	all := append([]System{ds1817(), rstServer001(), xeonServer002(), genericARM()}, products()...)
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	return all
 }
@@ -120,6 +124,10 @@ func ds1817() System {
 			// RAID 1, 2,154 on SSD RAID 1, against 815 and 12,222
 			// unencrypted; large encrypted copies still ~103 MB/s) are the
 			// signature of synchronous writes with flushes, not of CPU.
+			// calibrated: nas.crypto_write_through (class: DSM 6 encrypted
+			// shared folders) from rows s003-diskspd-smb-1g-iops-raid1-*enc-write
+			// and s003-diskspd-smb-1g-mbps-raid1-*enc-write; class default off
+			// (validate.Calibrations).
 			CryptoWriteThrough: true,
 			// DSM's volumes are ext4 or Btrfs, and its iSCSI LUNs are
 			// files on them (thin or preallocated): data never written
@@ -131,9 +139,11 @@ func ds1817() System {
 			},
 			PCIeSlots: []nas.PCIeSlot{{Name: "PCIe 2.0 x8 slot (x4 link)", Gen: 2, Lanes: 4}},
 		},
-		Bays:     8,
-		NICs:     []NIC{{Kind: "1gbe", Count: 4}, {Kind: "10gbe", Count: 2, Name: "10GBASE-T"}},
-		PriceUSD: 850, // approximate US launch price (2017), from memory
+		Bays:      8,
+		NICs:      []NIC{{Kind: "1gbe", Count: 4}, {Kind: "10gbe", Count: 2, Name: "10GBASE-T"}},
+		PriceUSD:  850, // approximate US launch price, from memory
+		PriceDate: "2017, US launch",
+		OS:        "dsm",
 		Notes: "Uncertain: the PCIe slot's electrical width (x8 slot; believed x4 link), the crypto engine's rate, " +
 			"how the 8 bays reach the SoC (assumed a shared Gen2 x4 cap), and the filesystem (Btrfs data checksums " +
 			"are off here; set cpu.checksum_rate ~600MB to model them). Review 003 does not say whether its unit " +
@@ -239,6 +249,11 @@ func xeonServer002() System {
 				// (131,939 and 132,203), while their datasheets differ: the
 				// ceiling is the controller's, 7.5 µs per command. (Broadcom
 				// quotes >1M IOPS for the chip with FastPath.)
+				// calibrated: nas.drive_bus.per_command (class: SAS3108
+				// RAID-on-chip without FastPath) from rows
+				// s002-ezfio-raid1-micron5300-rnd4kread-qd256 and
+				// s002-ezfio-raid1-s4510-rnd4kread-qd256; class default
+				// 1 µs, Broadcom's >1M IOPS (validate.Calibrations).
 				PerCommand: 7500 * time.Nanosecond,
 			},
 			PCIeSlots: u2,
@@ -287,3 +302,10 @@ func genericARM() System {
 		NICs: []NIC{{Kind: "1gbe", Count: 1}},
 	}
 }
+
+// SingleSSDWriteCache reports whether a NAS OS creates a read-write SSD
+// cache on one SSD. QNAP's QTS does (with a warning that the cache is
+// not redundant); Synology's DSM requires two SSDs, mirrored, for a
+// read-write cache, and so do the others here (QuTS hero's ZFS log and
+// TrueNAS's likewise want mirrors; unknown systems are held to two).
+func SingleSSDWriteCache(os string) bool { return os == "qts" }

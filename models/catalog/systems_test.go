@@ -250,3 +250,29 @@ func TestDS1817WithRealDrives(t *testing.T) {
 		t.Errorf("SSD cache %.0f IOPS vs HDD %.0f: want several times faster", ssd, hdd)
 	}
 }
+
+// The NAS products take their CPU costs from their CPU's family, not from
+// figures of their own, and each has a dated price and its ports.
+func TestProducts(t *testing.T) {
+	ps := products()
+	if len(ps) < 12 {
+		t.Errorf("%d products, want at least 12", len(ps))
+	}
+	families := map[string]bool{}
+	for _, p := range ps {
+		c := p.NAS.CPU
+		if _, err := nas.LookupFamily(c.Family); err != nil || c.Cores == 0 || c.GHz == 0 {
+			t.Errorf("%s: CPU %+v: %v", p.Name, c, err)
+		}
+		if c.PerRequest != 0 || c.PerIO != 0 || c.NetRate != 0 || c.AESRate != 0 {
+			t.Errorf("%s: CPU costs stated instead of derived from the family: %+v", p.Name, c)
+		}
+		if p.PriceUSD <= 0 || p.PriceDate == "" || p.Bays == 0 || len(p.NICs) == 0 || !strings.Contains(p.Source, "datasheet") && !strings.Contains(p.Source, "Class profile") {
+			t.Errorf("%s: price %v (%q), %d bays, NICs %v, source %q", p.Name, p.PriceUSD, p.PriceDate, p.Bays, p.NICs, p.Source)
+		}
+		families[c.Family] = true
+	}
+	if len(families) < 6 {
+		t.Errorf("products span %d CPU families, want several classes", len(families))
+	}
+}

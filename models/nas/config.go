@@ -13,7 +13,11 @@ import (
 type CPU struct {
 	Name  string  `yaml:"name"`
 	Cores int     `yaml:"cores"` // default 4
-	GHz   float64 `yaml:"ghz"`   // informational; the costs below are already at this clock
+	GHz   float64 `yaml:"ghz"`   // the costs below are at this clock
+	// Family is the core's micro-architecture class (see Family,
+	// LookupFamily): when set, every cost left zero below is derived from
+	// the family's published per-core figures at GHz.
+	Family string `yaml:"family"`
 
 	// PerRequest is charged for every block request: system call or
 	// protocol daemon dispatch, VFS, filesystem lookup, page-cache lookup.
@@ -105,8 +109,9 @@ type Config struct {
 	// dirty pages (default 1 MiB).
 	WritebackDepth int          `yaml:"writeback_depth"`
 	WritebackMax   models.Bytes `yaml:"writeback_max"`
-	// ReadAhead is how far a sequential read stream reads ahead (default
-	// 128 KiB, Linux's read_ahead_kb).
+	// ReadAhead is how far a sequential read stream reads ahead: the
+	// block device's read_ahead_kb (default Linux's 128 KiB, or twice the
+	// stripe of a striped md array below, as md sets it; see New).
 	ReadAhead models.Bytes `yaml:"read_ahead"`
 
 	// DirectIO: data requests bypass the page cache (fio direct=1, diskspd
@@ -172,6 +177,17 @@ type Config struct {
 	PCIeSlots []PCIeSlot `yaml:"pcie_slots"`
 }
 
+// The reference core's costs (a ~3 GHz Skylake-class x86 core), the
+// defaults of a CPU without a family.
+const (
+	defaultPerIO         = 5 * time.Microsecond
+	defaultPerFileOp     = 30 * time.Microsecond
+	defaultNetPerRequest = 8 * time.Microsecond
+	defaultCryptoPerOp   = time.Microsecond
+	defaultNetRate       = 2e9
+	defaultCopyRate      = 4e9
+)
+
 // Defaults applied by WithDefaults.
 const (
 	DefaultRAM          = 4 << 30
@@ -190,15 +206,18 @@ func (c Config) WithDefaults() Config {
 	if cpu.GHz == 0 {
 		cpu.GHz = 3.0
 	}
+	if f, err := LookupFamily(cpu.Family); err == nil {
+		cpu.fromFamily(f) // an unknown family is Validate's error
+	}
 	setDur(&cpu.PerRequest, DefaultPerRequest)
-	setDur(&cpu.PerIO, 5*time.Microsecond)
-	setDur(&cpu.PerFileOp, 30*time.Microsecond)
-	setDur(&cpu.NetPerRequest, 8*time.Microsecond)
-	setBytes(&cpu.NetRate, 2e9)
-	setBytes(&cpu.CopyRate, 4e9)
+	setDur(&cpu.PerIO, defaultPerIO)
+	setDur(&cpu.PerFileOp, defaultPerFileOp)
+	setDur(&cpu.NetPerRequest, defaultNetPerRequest)
+	setBytes(&cpu.NetRate, defaultNetRate)
+	setBytes(&cpu.CopyRate, defaultCopyRate)
 	setBytes(&cpu.AESRate, 150e6)
 	setBytes(&cpu.OffloadAESRate, 2e9)
-	setDur(&cpu.CryptoPerOp, time.Microsecond)
+	setDur(&cpu.CryptoPerOp, defaultCryptoPerOp)
 	setBytes(&c.RAM, DefaultRAM)
 	if c.OSReserved == 0 {
 		c.OSReserved = min(c.RAM/2, 512<<20+c.RAM/16)
@@ -272,6 +291,8 @@ func (c Config) Validate() error {
 		return bad("writeback_depth", "%d is not in [1, 1024]", c.WritebackDepth)
 	case c.WritebackMax < c.PageSize:
 		return bad("writeback_max", "%v is smaller than a page", c.WritebackMax)
+	case c.CPU.Family != "" && familyErr(c.CPU.Family) != nil:
+		return familyErr(c.CPU.Family)
 	case c.ReadAhead < 0:
 		return bad("read_ahead", "negative")
 	case !pow2(c.CryptoExtent) || c.CryptoExtent < 512:
@@ -297,4 +318,10 @@ func (c Config) Validate() error {
 func (c Config) PageCacheBytes() int64 {
 	c = c.WithDefaults()
 	return int64(c.RAM - c.OSReserved)
+}
+
+// familyErr returns LookupFamily's error for name, or nil.
+func familyErr(name string) error {
+	_, err := LookupFamily(name)
+	return err
 }

@@ -39,8 +39,11 @@
 // write to an encrypted share goes to the storage at once and is followed
 // by a flush before it is acknowledged.
 //
-// DirectIO makes data requests bypass the page cache (fio direct=1,
-// ezFIO's runs on review 002's server). WriteThrough is what a file
+// A request with Direct (a client on the NAS itself that opened its file
+// unbuffered: fio direct=1, ezFIO's runs on review 002's server) bypasses
+// the page cache, and one with WriteThrough is written to the storage
+// before it completes; DirectIO and WriteThrough in the configuration do
+// the same for every request. WriteThrough is what a file
 // server does for a remote client's unbuffered, write-through I/O: reads
 // still go through the server's page cache, writes reach the storage
 // before they are acknowledged. With SparseFiles the controller tracks

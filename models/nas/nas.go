@@ -57,9 +57,24 @@ var (
 	_ models.Parent   = (*Controller)(nil)
 )
 
-// New returns a controller over storage.
+// Striper is implemented by storage laid out in stripes (package raid's
+// Array, a cache tier in front of one): StripeBytes is the data one full
+// stripe holds, 0 when it is not striped.
+type Striper interface {
+	StripeBytes() int64
+}
+
+// New returns a controller over storage. Unless cfg sets ReadAhead, a
+// sequential stream reads ahead by Linux's default read_ahead_kb or, on
+// a striped array (Striper), twice its stripe, as md sets the array's
+// read-ahead, whichever is larger: one stream's read-ahead then keeps
+// every data member busy instead of one or two of them.
 func New(cfg Config, storage models.Device) (*Controller, error) {
+	mdReadAhead := cfg.ReadAhead == 0
 	cfg = cfg.WithDefaults()
+	if s, ok := storage.(Striper); ok && mdReadAhead {
+		cfg.ReadAhead = max(cfg.ReadAhead, models.Bytes(2*s.StripeBytes()))
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -133,11 +148,11 @@ func (c *Controller) unwritten(off, n int64) bool {
 }
 
 // Uncached returns how many page-cache pages of r a read would have to
-// fill: pages not in the page cache (none with DirectIO, which fills none).
+// fill: pages not in the page cache (none for direct I/O, which fills none).
 // The protocol above uses it where the filling runs in the thread that
 // serves the request (an iSCSI target's file-backed LUN, proto.Prober).
 func (c *Controller) Uncached(r models.Request) int64 {
-	if c.cfg.DirectIO || r.Length <= 0 || r.Offset < 0 || r.End() > c.cap {
+	if c.cfg.DirectIO || r.Direct || r.Length <= 0 || r.Offset < 0 || r.End() > c.cap {
 		return 0
 	}
 	var n int64
@@ -186,7 +201,7 @@ func (c *Controller) pageOf(off int64) int64 {
 // index where a lookup of the request's first page begins (direct I/O
 // bypasses the page cache).
 func (c *Controller) Prefetch(r models.Request) {
-	if (r.Op == models.Read || r.Op == models.Write) && !c.cfg.DirectIO {
+	if (r.Op == models.Read || r.Op == models.Write) && !c.cfg.DirectIO && !r.Direct {
 		c.pc.ix.Prefetch(c.pageOf(r.Offset))
 	}
 }
@@ -203,13 +218,13 @@ func (c *Controller) Submit(at time.Duration, r models.Request) (time.Duration, 
 	var err error
 	switch r.Op {
 	case models.Read:
-		if c.cfg.DirectIO {
+		if c.cfg.DirectIO || r.Direct {
 			done, err = c.directRead(at, r)
 		} else {
 			done, err = c.read(at, r)
 		}
 	case models.Write:
-		if c.cfg.DirectIO {
+		if c.cfg.DirectIO || r.Direct {
 			done, err = c.directWrite(at, r)
 		} else {
 			done, err = c.write(at, r)
@@ -436,7 +451,7 @@ func (c *Controller) write(at time.Duration, r models.Request) (time.Duration, e
 		}
 	}
 	c.markWritten(r.Offset, r.Length)
-	if sync := c.cfg.Encrypted && c.cfg.CryptoWriteThrough; sync || c.cfg.WriteThrough {
+	if sync := c.cfg.Encrypted && c.cfg.CryptoWriteThrough; sync || c.cfg.WriteThrough || r.WriteThrough {
 		return c.writeThrough(t, r, p0, p1, sync)
 	}
 	var grow int64

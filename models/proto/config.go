@@ -154,6 +154,11 @@ const (
 // writes to SSD arrays top out at ~11,000–13,000 IOPS over SMB and
 // ~13,000–19,000 over iSCSI where its reads reach ~15,500 and ~22,000,
 // the ceiling of one connection's server thread.
+//
+// calibrated: proto.server_write (class: a Linux file server's
+// buffered-write path, per request on the reference core) from rows
+// s003-diskspd-*-iops-*-ssd-write and s003-diskspd-*-iops-*-ssdcache-write;
+// class default 4.7 µs, the derivation above (validate.Calibrations).
 const DefaultServerWrite = 6 * time.Microsecond
 
 // DefaultISCSIServerMiss is what filling one 4 KiB page of the page cache

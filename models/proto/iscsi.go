@@ -115,7 +115,7 @@ func (d *Device) iscsiIO(t time.Duration, s *session, r models.Request) (time.Du
 	off := r.Offset
 	for {
 		n := min(d.maxIO, r.End()-off)
-		sub := models.Request{Op: r.Op, Offset: off, Length: n, Flow: r.Flow}
+		sub := atServer(models.Request{Op: r.Op, Offset: off, Length: n, Flow: r.Flow, Direct: r.Direct, WriteThrough: r.WriteThrough})
 		var end time.Duration
 		var err error
 		if r.Op == models.Read {
@@ -145,7 +145,9 @@ func (d *Device) iscsi(at time.Duration, r models.Request) (time.Duration, error
 		}
 		return d.iscsiIO(at, s, r)
 	case models.Write:
-		if s.inFile {
+		if s.inFile && !r.Direct {
+			// An unbuffered write (Direct) is not written behind:
+			// the application waits for it.
 			return d.writeBehind(at, s, r)
 		}
 		return d.iscsiIO(at, s, r)

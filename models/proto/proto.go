@@ -184,6 +184,21 @@ func (d *Device) Submit(at time.Duration, r models.Request) (time.Duration, erro
 	return d.nas.Submit(at, r)
 }
 
+// atServer returns a remote client's data request r as the server
+// receives it. The client's unbuffered flag (Direct) bypassed the client's
+// own cache; the server — Samba, a file-backed iSCSI LUN — still reads
+// and writes through its page cache (Samba has no O_DIRECT path) and
+// honours write-through (SMB2_WRITEFLAG_WRITE_THROUGH, SCSI FUA). The
+// Windows tools that open unbuffered (diskspd -Sh, IOmeter,
+// CrystalDiskMark) open write-through too, so an unbuffered write arrives
+// as a write-through one.
+func atServer(r models.Request) models.Request {
+	if r.Direct {
+		r.Direct, r.WriteThrough = false, r.Op == models.Write
+	}
+	return r
+}
+
 // MaxFlows bounds Request.Flow: the protocol keeps state for every client
 // connection, indexed by Flow.
 const MaxFlows = 1 << 16

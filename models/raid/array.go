@@ -110,6 +110,23 @@ func New(cfg Config, members []models.Device) (*Array, error) {
 	return a, nil
 }
 
+// StripeBytes returns the data one full stripe holds (data members ×
+// chunk) of a RAID 0, 5, 6 or 10 array, and 0 for other levels and for
+// arrays of several segments (JBOD, SHR: LVM on md, with read-ahead of its
+// own). Linux md sets a striped array's read-ahead to twice this
+// (raid0_run, raid5's run, raid10_run: ra_pages = 2 × stripe), which the
+// NAS's page cache uses (nas.Striper).
+func (a *Array) StripeBytes() int64 {
+	if len(a.segs) != 1 {
+		return 0
+	}
+	switch s := &a.segs[0]; s.level {
+	case RAID0, RAID5, RAID6, RAID10:
+		return int64(s.width()) * s.chunk
+	}
+	return 0
+}
+
 // Capacity implements models.Device.
 func (a *Array) Capacity() int64 { return a.capacity }
 

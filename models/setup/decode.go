@@ -296,7 +296,7 @@ func lookupSystem(name string) (System, error) {
 	if err != nil {
 		return System{}, err
 	}
-	return System{Ref: name, Name: name, Product: c.Product, Config: c.NAS, Bays: c.Bays, NICs: c.NICs}, nil
+	return System{Ref: name, Name: name, Product: c.Product, Config: c.NAS, Bays: c.Bays, NICs: c.NICs, OS: c.OS}, nil
 }
 
 // lookupSystemAt finds a catalog system, or records an error suggesting
@@ -342,7 +342,7 @@ func (p *parser) system(n *yaml.Node, path string) *System {
 		if !ok {
 			return nil
 		}
-		s.Ref, s.Config, s.Bays, s.NICs = name, base.Config, base.Bays, base.NICs
+		s.Ref, s.Config, s.Bays, s.NICs, s.OS = name, base.Config, base.Bays, base.NICs, base.OS
 		s.Name, s.Product = name+"-custom", base.Product+" (overridden in the setup)"
 	}
 	if e.name != nil {

@@ -33,7 +33,10 @@
 // fields (nas.Config for nas:, ssd.Config or hdd.Config for a drive, with
 // kind: ssd|hdd). base: names a catalog entry to start from, so that only
 // the differences are written: model: {base: wd-se-4tb, interface: sata-3g}.
-// name: names an inline entry in reports.
+// name: names an inline entry in reports. An inline nas: that gives its
+// CPU as cpu: {name, cores, ghz, family} (nas.Family: cortex-a55, tremont,
+// zen, skylake, ...) and ram: gets every CPU cost from the family's
+// published per-core figures at that clock.
 //
 // # Strictness
 //
@@ -44,7 +47,7 @@
 // is close), duplicate keys, values of the wrong type or unit, YAML 1.1
 // booleans (yes/no), merge keys, more than one document, and combinations
 // no real system allows: raid5 with two drives, a cache or a network
-// protocol without a NAS, a read-write cache on one SSD, jumbo frames on a
+// protocol without a NAS, a read-write cache on one SSD (except under QNAP's QTS, which allows it: catalog.System.OS), jumbo frames on a
 // kind without them, lacp over one link, an encrypted folder over iSCSI.
 // Each layer's own Validate runs last, as a backstop, at the layer's key.
 //

@@ -69,6 +69,9 @@ type System struct {
 	// not stated, not checked); an inline system states neither.
 	Bays int
 	NICs []catalog.NIC
+	// OS is the catalog's operating system of the box ("" when inline):
+	// its rules for the cache tier apply (catalog.System.OS).
+	OS string
 }
 
 // DriveGroup is Count identical drives.

@@ -2,6 +2,7 @@ package setup
 
 import (
 	"fmt"
+	"github.com/nasemu/nasemu/models/catalog"
 	"strconv"
 	"strings"
 
@@ -224,9 +225,14 @@ func (p *parser) checkCache(s *Setup, w *where) {
 	case cache.ReadOnly:
 	case cache.ReadWrite:
 		// A write cache holds the only copy of acknowledged writes until they
-		// are flushed, so NAS firmwares (DSM, QTS) mirror it and refuse to
-		// create one on a single SSD.
-		if n < 2 {
+		// are flushed, so most NAS firmwares (DSM among them) mirror it and
+		// refuse to create one on a single SSD; QTS allows it, with a
+		// warning (catalog.SingleSSDWriteCache).
+		os := ""
+		if s.NAS != nil {
+			os = s.NAS.OS
+		}
+		if n < 2 && !catalog.SingleSSDWriteCache(os) {
 			p.errorf(at(w.cacheMode, w.cache), "cache.mode", "read-write needs at least 2 cache SSDs (the write cache is mirrored), got %d", n)
 		}
 	default:

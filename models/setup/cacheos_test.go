@@ -1,0 +1,40 @@
+package setup
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/nasemu/nasemu/models"
+)
+
+// TestSingleSSDWriteCache: the cache tier follows the NAS OS's rules: QTS
+// creates a read-write cache on one SSD, DSM (and a system of unknown OS)
+// wants two.
+func TestSingleSSDWriteCache(t *testing.T) {
+	for _, c := range []struct {
+		nas string
+		ok  bool
+	}{
+		{"qnap-ts-464", true},
+		{"synology-ds920plus", false},
+		{"{cpu: {family: zen, ghz: 2.2}}", false},
+	} {
+		yaml := "nas: " + c.nas + "\ndrives: {model: wd-red-4tb, count: 2}\nraid: {level: raid1}\n" +
+			"cache:\n  drives: {model: kingston-suv500-240g, count: 1}\n  mode: read-write\n"
+		_, err := Parse("c.yaml", []byte(yaml))
+		switch {
+		case c.ok && err != nil:
+			t.Errorf("%s: %v", c.nas, err)
+		case !c.ok && (!errors.Is(err, models.ErrConfig) || !strings.Contains(fmtErr(err), "cache.mode")):
+			t.Errorf("%s: a read-write cache on one SSD: %v", c.nas, err)
+		}
+	}
+}
+
+func fmtErr(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
