@@ -105,13 +105,13 @@ func (d *Drive) retrySteps(erases uint32) int {
 	p := d.retryZero
 	m := d.cfg.ReadRetry
 	if erases > 0 {
-		m += float64(erases) * retryPerErase
+		m += float64(float64(erases) * retryPerErase) // rounded: no FMA (DESIGN: deterministic)
 		p = math.Exp(-m)
 	}
 	cdf, k := p, 0
 	for u > cdf && k < maxRetry {
 		k++
-		p *= m / float64(k)
+		p = float64(p * (m / float64(k)))
 		cdf += p
 	}
 	return k
