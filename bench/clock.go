@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"runtime"
 	"sync"
 	"time"
 )
@@ -155,6 +156,13 @@ func (c *WallClock) Wait(t time.Duration) {
 }
 
 func (c *WallClock) drive(slots []*slot) {
+	streams := 0
+	for i, sl := range slots {
+		if i == 0 || sl.st != slots[i-1].st {
+			streams++
+		}
+	}
+	raw := streams < runtime.GOMAXPROCS(0) // see newQueueFunc
 	var wg sync.WaitGroup
 	for lo := 0; lo < len(slots); {
 		st := slots[lo].st
@@ -164,7 +172,7 @@ func (c *WallClock) drive(slots []*slot) {
 		}
 		mine := slots[lo:hi]
 		wg.Go(func() {
-			if !c.driveStream(st, mine) {
+			if !c.driveStream(st, mine, raw) {
 				c.runThreads(mine)
 			}
 		})

@@ -81,13 +81,14 @@ func (e Engine) valid() bool {
 	return e == EngineAuto || e == engineThreads || slices.Contains(fioEngines, e)
 }
 
-// EngineUse says which engine ran a job on a path target and why it is
-// not the one the job asked for, when it is not.
+// EngineUse says which engine ran a job on a path target.
 type EngineUse struct {
 	Job       string
 	Requested Engine
 	Used      Engine
-	Why       string // why the requested engine was not used, or ""
+	// Note tells the user what differs from what the job asked for (a
+	// fallback and why, an iodepth without effect), or is "".
+	Note string
 }
 
 // ioQueue is a kernel submission queue of one job instance: io_uring or
@@ -108,8 +109,15 @@ type ioQueue interface {
 }
 
 // newQueueFunc makes a queue of depth slots over fds, whose slots' buffers
-// are bufs (registered where the engine can).
-type newQueueFunc func(depth int, fds []int, bufs [][]byte) (ioQueue, error)
+// are bufs (registered where the engine can). With raw, the queue waits
+// for completions in a raw system call, keeping its goroutine's P: the
+// runtime then neither hands the P to another thread while the I/O is in
+// flight nor has to find one when it completes, which on a host of two
+// cores costs more than the I/O (thread wake-ups, a tail of milliseconds
+// under load). A signal (the runtime preempting) ends the wait early so
+// the goroutine reaches a preemption point. Only for as many queues as
+// there are Ps less one, so the rest of the program keeps running.
+type newQueueFunc func(depth int, fds []int, bufs [][]byte, raw bool) (ioQueue, error)
 
 // queueFactories are the asynchronous engines of this system; nil where
 // it has none. Tests replace an entry to check the fallbacks.
@@ -151,7 +159,7 @@ func pathFiles(st *stream) ([]*pathFile, [][]FileUnwrapper, bool) {
 // the job's engine and reports which engine ran it. It returns false when
 // the stream's files are not local files (another target): the caller
 // then runs it on threads.
-func (c *WallClock) driveStream(st *stream, slots []*slot) bool {
+func (c *WallClock) driveStream(st *stream, slots []*slot, raw bool) bool {
 	j := st.job
 	pfs, wraps, ok := pathFiles(st)
 	if !ok || j.FileByFile {
@@ -161,6 +169,9 @@ func (c *WallClock) driveStream(st *stream, slots []*slot) bool {
 	defer func() { c.noteEngine(use) }()
 	if j.Engine.synchronous() {
 		use.Used = j.Engine
+		if j.IODepth > 1 {
+			use.Note = fmt.Sprintf("ioengine=%s keeps one I/O in flight: iodepth=%d has no effect (as in fio)", j.Engine, j.IODepth)
+		}
 		c.runThreads(slots[:1])
 		return true
 	}
@@ -191,23 +202,24 @@ func (c *WallClock) driveStream(st *stream, slots []*slot) bool {
 			whys = append(whys, fmt.Sprintf("%s: not on this system", e))
 			continue
 		}
-		q, err := mk(len(slots), fds, bufs)
+		q, err := mk(len(slots), fds, bufs, raw)
 		if err != nil {
 			whys = append(whys, fmt.Sprintf("%s: %v", e, err))
 			continue
 		}
 		use.Used = e
 		if e != j.Engine && j.Engine != EngineAuto {
-			use.Why = strings.Join(whys, "; ")
+			use.Note = fmt.Sprintf("ioengine=%s is not available (%s): ran on %s", j.Engine, strings.Join(whys, "; "), e)
 		}
 		c.runQueue(st, slots, q, pfs, wraps)
 		q.close()
 		return true
 	}
-	use.Used, use.Why = engineThreads, strings.Join(whys, "; ")
-	if j.Engine == EngineAuto && !j.Direct && len(whys) == 1 {
-		use.Why = whys[0] + "; libaio is for direct I/O only"
+	if !j.Direct && j.Engine != EngineLibaio {
+		whys = append(whys, "libaio is for direct I/O only")
 	}
+	use.Used = engineThreads
+	use.Note = fmt.Sprintf("no asynchronous engine (%s): ran on a thread per outstanding I/O", strings.Join(whys, "; "))
 	c.runThreads(slots)
 	return true
 }

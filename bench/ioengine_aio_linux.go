@@ -47,17 +47,18 @@ type aio struct {
 	cbs     []iocb
 	queued  []*iocb
 	events  []ioEvent
-	pending int // reaped by the last wait, not yet handed out
+	pending int  // reaped by the last wait, not yet handed out
+	raw     bool // wait without giving up the goroutine's P (see ioQueue)
 }
 
 var _ ioQueue = (*aio)(nil)
 
-func newAIO(depth int, fds []int, _ [][]byte) (ioQueue, error) {
+func newAIO(depth int, fds []int, _ [][]byte, raw bool) (ioQueue, error) {
 	var ctx uintptr
 	if _, _, errno := unix.Syscall(unix.SYS_IO_SETUP, uintptr(depth), uintptr(unsafe.Pointer(&ctx)), 0); errno != 0 {
 		return nil, fmt.Errorf("io_setup: %w", errno)
 	}
-	return &aio{ctx: ctx, fds: fds, cbs: make([]iocb, depth), queued: make([]*iocb, 0, depth), events: make([]ioEvent, depth)}, nil
+	return &aio{ctx: ctx, fds: fds, cbs: make([]iocb, depth), queued: make([]*iocb, 0, depth), events: make([]ioEvent, depth), raw: raw}, nil
 }
 
 func (a *aio) prep(i, fi int, op models.Op, off int64, buf []byte) {
@@ -107,12 +108,19 @@ func (a *aio) submit(wait bool, timeout time.Duration) error {
 		ts = &t
 	}
 	for {
-		n, _, errno := unix.Syscall6(unix.SYS_IO_GETEVENTS, a.ctx, 1, uintptr(len(a.events)), uintptr(unsafe.Pointer(&a.events[0])), uintptr(unsafe.Pointer(ts)), 0)
+		getevents := unix.Syscall6
+		if a.raw {
+			getevents = unix.RawSyscall6
+		}
+		n, _, errno := getevents(unix.SYS_IO_GETEVENTS, a.ctx, 1, uintptr(len(a.events)), uintptr(unsafe.Pointer(&a.events[0])), uintptr(unsafe.Pointer(ts)), 0)
 		switch errno {
 		case 0:
 			a.pending = int(n)
 			return nil
 		case unix.EINTR:
+			if a.raw {
+				return nil // a signal (the runtime preempting): back to Go code, the caller waits again
+			}
 			continue
 		}
 		return fmt.Errorf("io_getevents: %w", errno)

@@ -52,7 +52,7 @@ func TestIOEngineFallback(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("io_uring and native AIO are Linux's")
 	}
-	refuse := func(int, []int, [][]byte) (ioQueue, error) { return nil, syscall.ENOSYS }
+	refuse := func(int, []int, [][]byte, bool) (ioQueue, error) { return nil, syscall.ENOSYS }
 	for _, tc := range []struct {
 		name    string
 		missing []Engine
@@ -128,4 +128,26 @@ func runEngine(t *testing.T, e Engine, direct bool) (Engine, int) {
 		}
 	}
 	return used[0].Used, written
+}
+
+// TestIOEngineNumJobs runs three instances of a job on io_uring, which
+// share the job's statistics (and, being more than the Ps less one, wait
+// in ordinary system calls).
+func TestIOEngineNumJobs(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("io_uring is Linux's")
+	}
+	tg, err := OpenPath(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := Job{Name: "rw", RW: RandRW, BS: 4096, Size: 2 << 20, IODepth: 4, NumJobs: 3, Engine: EngineIOUring,
+		TimeBased: true, Runtime: 100 * time.Millisecond, Fsync: 16, EndFsync: true}
+	r := mustRun(t, tg, []Job{j}, Options{Seed: 1}).Results[0]
+	if r.IOs < 30 || r.IOPS <= 0 {
+		t.Errorf("%d I/Os, %.0f IOPS", r.IOs, r.IOPS)
+	}
+	if used := tg.clock.Engines(); len(used) != 1 || used[0].Used != EngineIOUring {
+		t.Errorf("engines used: %+v", used)
+	}
 }

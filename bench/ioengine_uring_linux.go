@@ -102,8 +102,10 @@ type uring struct {
 	cqTail   *uint32
 	cqMask   uint32
 	cqes     []uringCQE
-	toSubmit uint32
+	toSubmit uint32 // prepared, not yet in the ring's tail
+	inRing   uint32 // in the ring's tail, not yet consumed by the kernel
 	fixedBuf bool
+	raw      bool // wait without giving up the goroutine's P (see ioQueue)
 	bufs     [][]byte
 }
 
@@ -111,7 +113,7 @@ var _ ioQueue = (*uring)(nil)
 
 // newURing sets up a ring of depth slots (SQPOLL is not used: it costs a
 // kernel thread spinning on one of this host's two cores).
-func newURing(depth int, fds []int, bufs [][]byte) (ioQueue, error) {
+func newURing(depth int, fds []int, bufs [][]byte, raw bool) (ioQueue, error) {
 	entries := uint32(1) << bits.Len32(uint32(depth-1))
 	var p uringParams
 	p.flags = uringSetupCoopTaskrun | uringSetupSingleIssuer
@@ -123,7 +125,7 @@ func newURing(depth int, fds []int, bufs [][]byte) (ioQueue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("io_uring_setup: %w", err)
 	}
-	r := &uring{fd: fd, bufs: bufs}
+	r := &uring{fd: fd, bufs: bufs, raw: raw}
 	if err := r.mmap(&p); err != nil {
 		r.close()
 		return nil, err
@@ -220,11 +222,14 @@ func (r *uring) prep(i, fi int, op models.Op, off int64, buf []byte) {
 func (r *uring) submit(wait bool, timeout time.Duration) error {
 	// The entries are written before the tail moves (a release store).
 	atomic.StoreUint32(r.sqTail, atomic.LoadUint32(r.sqTail)+r.toSubmit)
-	n := r.toSubmit
+	r.inRing += r.toSubmit
+	r.toSubmit = 0
 	flags := uint32(0)
 	minComplete := uint32(0)
 	var arg uringGeteventsArg
 	var ts unix.Timespec
+	var argp unsafe.Pointer
+	argSz := uintptr(0)
 	if wait {
 		flags |= uringEnterGetEvents | uringEnterExtArg
 		minComplete = 1
@@ -232,40 +237,39 @@ func (r *uring) submit(wait bool, timeout time.Duration) error {
 			ts = unix.NsecToTimespec(int64(timeout))
 			arg.ts = uint64(uintptr(unsafe.Pointer(&ts)))
 		}
+		argp, argSz = unsafe.Pointer(&arg), unsafe.Sizeof(arg)
 	}
-	for {
-		if !wait && n == 0 {
-			break
+	for r.inRing > 0 || wait {
+		if r.inRing == 0 && atomic.LoadUint32(r.cqTail) != atomic.LoadUint32(r.cqHead) {
+			return nil // completions are waiting already
 		}
-		if atomic.LoadUint32(r.cqTail) != atomic.LoadUint32(r.cqHead) && n == 0 {
-			break // completions are waiting already
+		var got uintptr
+		var errno unix.Errno
+		if r.raw {
+			got, _, errno = unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(r.inRing), uintptr(minComplete), uintptr(flags), uintptr(argp), argSz)
+		} else {
+			got, _, errno = unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(r.inRing), uintptr(minComplete), uintptr(flags), uintptr(argp), argSz)
 		}
-		var argp unsafe.Pointer
-		argSz := uintptr(0)
-		if wait {
-			argp, argSz = unsafe.Pointer(&arg), unsafe.Sizeof(arg)
-		}
-		got, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(n), uintptr(minComplete), uintptr(flags), uintptr(argp), argSz)
 		switch errno {
 		case 0:
 		case unix.EINTR:
+			if r.raw {
+				return nil // a signal (the runtime preempting): back to Go code, the caller waits again
+			}
 			continue
 		case unix.ETIME:
-			got = 0
+			return nil
 		case unix.EAGAIN, unix.EBUSY:
-			if n > 0 && got == 0 {
-				continue
-			}
+			continue
 		default:
 			return fmt.Errorf("io_uring_enter: %w", errno)
 		}
-		n -= min(uint32(got), n)
-		if n == 0 {
-			break
+		r.inRing -= min(uint32(got), r.inRing)
+		if r.inRing == 0 {
+			return nil
 		}
-		// Part of the batch is still queued: submit the rest, then wait.
+		// Part of the batch is still in the ring: submit the rest, then wait.
 	}
-	r.toSubmit = 0
 	return nil
 }
 

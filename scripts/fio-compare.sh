@@ -34,7 +34,7 @@ for tool in fio jq; do
 	command -v $tool >/dev/null || { echo "$tool is not installed (apt-get install -y $tool)" >&2; exit 2; }
 done
 
-work=$(mktemp -d)
+work=$(mktemp -d -t nasemu-fio-compare.XXXXXX)
 name="nasemu-fio-compare.$$.dat"
 trap 'rm -rf "$work" "$dir/$name"' EXIT INT TERM
 nasemu=${NASEMU:-$work/nasemu}

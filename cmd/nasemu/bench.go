@@ -263,15 +263,16 @@ func cleanUp(c bench.Cleaner, stderr io.Writer) {
 	}
 }
 
-// noteEngines says which jobs ran on another engine than they asked for.
+// noteEngines says which jobs ran otherwise than they asked: on another
+// engine, or at a depth their engine does not keep.
 func noteEngines(t bench.Target, stderr io.Writer) {
 	wc, ok := t.Clock().(*bench.WallClock)
 	if !ok {
 		return
 	}
 	for _, u := range wc.Engines() {
-		if u.Why != "" {
-			fmt.Fprintf(stderr, "nasemu bench: job %q: ioengine %s is not available (%s): ran on %s\n", u.Job, u.Requested, u.Why, u.Used)
+		if u.Note != "" {
+			fmt.Fprintf(stderr, "nasemu bench: job %q: %s\n", u.Job, u.Note)
 		}
 	}
 }
