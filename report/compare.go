@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -21,6 +22,9 @@ type Facts struct {
 	Tolerates   *int          `json:"drives_tolerated,omitempty"`
 	Rebuild     time.Duration `json:"rebuild_ns,omitempty"` // replacing one failed drive, idle array
 	PriceUSD    float64       `json:"price_usd,omitempty"`  // of the system and drives, where the catalog has them
+	// PageCacheBytes is the NAS's RAM less what its OS keeps: a working
+	// set that fits is served from RAM once read or written.
+	PageCacheBytes int64 `json:"page_cache_bytes,omitempty"`
 }
 
 // FactSource is the optional capability of a target (or of what resolves
@@ -33,6 +37,41 @@ type FactSource interface {
 type Run struct {
 	Report *bench.Report `json:"report"`
 	Facts  Facts         `json:"facts"`
+	// InPageCache names the jobs whose working set fits in the target's
+	// NAS page cache (Facts.PageCacheBytes): their figures are the NAS's
+	// RAM, link and protocol, not its storage.
+	InPageCache []string `json:"in_page_cache,omitempty"`
+	// Note says so in words; empty when no job fits.
+	Note string `json:"page_cache_note,omitempty"`
+}
+
+// cachedMark marks, in the table, a figure whose job's working set fits
+// in that target's NAS page cache.
+const cachedMark = " †"
+
+// NotePageCache fills r.InPageCache and r.Note from the working set of
+// each job (bytes, by job name; 0 or absent: unknown, e.g. the whole
+// target).
+func (r *Run) NotePageCache(workingSet map[string]int64) {
+	r.InPageCache, r.Note = nil, ""
+	pc := r.Facts.PageCacheBytes
+	if pc <= 0 || r.Report == nil {
+		return
+	}
+	var largest int64
+	for _, x := range r.Report.Results {
+		if ws := workingSet[x.Name]; ws > 0 && ws <= pc && !slices.Contains(r.InPageCache, x.Name) {
+			r.InPageCache = append(r.InPageCache, x.Name)
+			largest = max(largest, ws)
+		}
+	}
+	if len(r.InPageCache) == 0 {
+		return
+	}
+	r.Note = fmt.Sprintf("%d of %d jobs (marked †) have a working set (up to %s) that fits in the NAS page cache (%s): "+
+		"they measure RAM, link and protocol, and setups that differ only in storage cannot differ on them; "+
+		"a --size larger than the page cache measures the storage",
+		len(r.InPageCache), len(r.Report.Results), bytesString(largest), bytesString(pc))
 }
 
 // Comparison is the same workload run on several targets. Ratios are
@@ -81,6 +120,7 @@ func (c *Comparison) Rows() [][]string {
 		return strconv.Itoa(*f.Tolerates)
 	})
 	fact("rebuild time", func(f Facts) string { return durationString(f.Rebuild) })
+	fact("NAS page cache", func(f Facts) string { return bytesString(f.PageCacheBytes) })
 	fact("price", func(f Facts) string {
 		if f.PriceUSD <= 0 {
 			return "-"
@@ -112,6 +152,9 @@ func (c *Comparison) Rows() [][]string {
 				if i > 0 && base > 0 {
 					cell += " (" + ratioString(v/base) + ")"
 				}
+				if slices.Contains(r.InPageCache, x.Name) {
+					cell += cachedMark
+				}
 				row = append(row, cell)
 			}
 			rows = append(rows, row)
@@ -135,7 +178,15 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range c.Runs {
+		if r.Note != "" {
+			fmt.Fprintf(w, "† %s: %s\n", r.Report.Target, r.Note)
+		}
+	}
+	return nil
 }
 
 func (c *Comparison) first() string {
@@ -150,7 +201,7 @@ func (c *Comparison) first() string {
 func (c *Comparison) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"target", "usable_bytes", "drives_tolerated", "rebuild_s", "price_usd", "name", "rw", "bs",
-		"iodepth", "numjobs", "iops", "mbps", "lat_mean_us", "lat_p99_us", "iops_ratio", "mbps_ratio"})
+		"iodepth", "numjobs", "iops", "mbps", "lat_mean_us", "lat_p99_us", "iops_ratio", "mbps_ratio", "in_page_cache"})
 	for _, r := range c.Runs {
 		f := r.Facts
 		tol := ""
@@ -164,7 +215,8 @@ func (c *Comparison) WriteCSV(w io.Writer) error {
 			}
 			_ = cw.Write([]string{r.Report.Target, optInt(f.UsableBytes), tol, optFloat(f.Rebuild.Seconds()), optFloat(f.PriceUSD),
 				x.Name, x.RW, strconv.FormatInt(x.BS, 10), strconv.Itoa(x.IODepth), strconv.Itoa(x.NumJobs),
-				ftoa(x.IOPS), ftoa(x.MBps), ftoa(x.Lat.Mean), ftoa(x.Lat.P99), iopsRatio, mbpsRatio})
+				ftoa(x.IOPS), ftoa(x.MBps), ftoa(x.Lat.Mean), ftoa(x.Lat.P99), iopsRatio, mbpsRatio,
+				strconv.FormatBool(slices.Contains(r.InPageCache, x.Name))})
 		}
 	}
 	cw.Flush()

@@ -155,6 +155,9 @@ func ComparePage(c *Comparison) Page {
 			v = r.Report.Description + " (" + v + ")"
 		}
 		p.Facts = append(p.Facts, [2]string{r.Report.Target, v})
+		if r.Note != "" {
+			p.Facts = append(p.Facts, [2]string{r.Report.Target + " †", r.Note})
+		}
 	}
 	p.Tables = []Table{{Caption: "Side by side (ratios against " + c.first() + ")", Rows: c.Rows()}}
 	return p

@@ -105,12 +105,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if *runtime < 0 {
 		return usagef("--runtime must not be negative")
 	}
-	if *size != "" {
-		b, err := models.ParseBytes(*size)
-		if err != nil || b == 0 {
-			return usagef("--size: %v", errors.Join(err, errors.New("want a positive size")))
-		}
-		ov.Size = int64(b)
+	var err error
+	if ov.Size, err = sizeFlag(*size); err != nil {
+		return err
 	}
 	switch *direct {
 	case "":
@@ -126,7 +123,6 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return runSSDProfile(*target, ov.Size, *seed, *format, *out, showProgress(stderr, *quiet), stdout, stderr)
 	}
 	var jobs []bench.Job
-	var err error
 	if *suite != "" {
 		jobs, err = bench.Suite(*suite)
 	} else {
@@ -179,6 +175,19 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return rep.WriteFormat(stdout, *format)
+}
+
+// sizeFlag parses --size, the size of every job (bench and compare): ""
+// leaves the jobs' own.
+func sizeFlag(s string) (int64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	b, err := models.ParseBytes(s)
+	if err != nil || b == 0 {
+		return 0, usagef("--size: %v", errors.Join(err, errors.New("want a positive size")))
+	}
+	return int64(b), nil
 }
 
 // benchExitHelp documents the exit status, the same for every target.

@@ -189,13 +189,15 @@ func factsOf(addr string, tg bench.Target) (report.Facts, error) {
 }
 
 func runCompare(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("compare", "(--suite NAME | --job FILE.fio) TARGET TARGET... [--format table|json|csv] [--out DIR] [--seed N] [--runtime D]", stderr)
+	fs := newFlags("compare", "(--suite NAME | --job FILE.fio) TARGET TARGET... [--size SIZE] [--set KEY=VALUE]... [--format table|json|csv] [--out DIR] [--seed N] [--runtime D]", stderr)
 	suite := fs.String("suite", "", "a suite: "+joinNames(bench.SuiteNames()))
 	jobFile := fs.String("job", "", "a fio job file")
 	format := fs.String("format", "table", "output format: "+strings.Join(bench.Formats, ", "))
 	out := fs.String("out", "", "also write comparison.json, the charts (SVG, PNG) and index.html into this directory")
 	seed := fs.Uint64("seed", 1, "seed of offsets and models: the same seed gives the same sim results")
 	runtime := fs.Duration("runtime", 0, "override every job's runtime, e.g. 10s to shorten a suite")
+	size := fs.String("size", "", "override every job's size (files scale with it), e.g. 64GiB: larger than the NAS's page cache to measure its storage")
+	setArgs := fs.StringArray("set", nil, "set a setup key on every sim: target, e.g. drives.count=6 or link.kind=10gbe (repeatable; keys as in setup files)")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -212,8 +214,24 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	case *runtime < 0:
 		return usagef("--runtime must not be negative")
 	}
+	sizeOverride, err := sizeFlag(*size)
+	if err != nil {
+		return err
+	}
+	var sets setFlags
+	for _, arg := range *setArgs {
+		k, v, err := setup.ParseSet(arg)
+		if err != nil {
+			return usagef("--set: %v", err)
+		}
+		sets = append(sets, [2]string{k, v})
+	}
+	for _, addr := range fs.Args() {
+		if len(sets) > 0 && !strings.HasPrefix(addr, "sim:") {
+			return usagef("--set changes setups: target %s is not a sim:SETUP", addr)
+		}
+	}
 	var jobs []bench.Job
-	var err error
 	workload := *suite
 	if *suite != "" {
 		jobs, err = bench.Suite(*suite)
@@ -224,15 +242,33 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageError{err}
 	}
-	jobs = bench.Overrides{Runtime: *runtime}.Apply(jobs)
+	jobs = bench.Overrides{Runtime: *runtime, Size: sizeOverride}.Apply(jobs)
+	working := make(map[string]int64, len(jobs))
+	for _, j := range jobs {
+		working[j.Name] = workingSet(j)
+	}
 
 	cmp := &report.Comparison{Workload: workload}
 	reg := targets()
+	if len(sets) > 0 {
+		reg = bench.NewRegistry(bench.SimFactory(func(name string, seed uint64) (bench.SimSetup, error) {
+			s, err := sets.load(name)
+			if err != nil {
+				return bench.SimSetup{}, err
+			}
+			dev, err := s.Build(seed)
+			if err != nil {
+				return bench.SimSetup{}, err
+			}
+			return bench.SimSetup{Device: dev, Name: "sim:" + s.Name, Description: s.Description + " with " + sets.String()}, nil
+		}))
+	}
 	for _, addr := range fs.Args() {
-		run, err := compareOne(reg, addr, jobs, *seed, *suite, showProgress(stderr, *quiet), stderr)
+		run, err := compareOne(reg, addr, jobs, *seed, *suite, sets, showProgress(stderr, *quiet), stderr)
 		if err != nil {
 			return err
 		}
+		run.NotePageCache(working)
 		cmp.Runs = append(cmp.Runs, run)
 	}
 	if *out != "" {
@@ -251,7 +287,7 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 }
 
 // compareOne runs the jobs on one target of a comparison.
-func compareOne(reg *bench.Registry, addr string, jobs []bench.Job, seed uint64, suite string, progress bool, stderr io.Writer) (report.Run, error) {
+func compareOne(reg *bench.Registry, addr string, jobs []bench.Job, seed uint64, suite string, sets setFlags, progress bool, stderr io.Writer) (report.Run, error) {
 	tg, err := reg.Open(addr, bench.OpenOptions{Seed: seed})
 	if err != nil {
 		return report.Run{}, benchError(err)
@@ -260,6 +296,17 @@ func compareOne(reg *bench.Registry, addr string, jobs []bench.Job, seed uint64,
 	facts, err := factsOf(addr, tg)
 	if err != nil {
 		return report.Run{}, benchError(err)
+	}
+	if name, ok := strings.CutPrefix(addr, "sim:"); ok {
+		// Of a setup (with the --set keys): its facts and NAS page cache.
+		if s, err := sets.load(name); err == nil {
+			if facts, err = setupFacts(s); err != nil {
+				return report.Run{}, benchError(err)
+			}
+			if s.NAS != nil {
+				facts.PageCacheBytes = s.NAS.Config.PageCacheBytes()
+			}
+		}
 	}
 	var run bench.Target = tg
 	var pt *progressTarget
@@ -326,4 +373,55 @@ func runSSDProfile(target string, size int64, seed uint64, format, out string, p
 		}
 	}
 	return prof.WriteFormat(stdout, format)
+}
+
+// setFlags are compare's --set KEY=VALUE arguments, in order.
+type setFlags [][2]string
+
+func (f setFlags) String() string {
+	parts := make([]string, len(f))
+	for i, kv := range f {
+		parts[i] = kv[0] + "=" + kv[1]
+	}
+	return strings.Join(parts, ", ")
+}
+
+// load loads setup name with the keys set, each through the setup's
+// parser (setup.With), so a bad key or an impossible value is refused as
+// in a setup file.
+func (f setFlags) load(name string) (*setup.Setup, error) {
+	s, err := nasemu.LoadSetup(name)
+	if errors.Is(err, setup.ErrNotFound) && len(f) > 0 {
+		if _, derr := catalog.LookupDrive(name); derr == nil {
+			return nil, fmt.Errorf("%w: --set changes setups: %s is a catalog drive", models.ErrConfig, name)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, kv := range f {
+		if s, err = s.With(kv[0], kv[1]); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// workingSet returns the bytes job j reads or writes over: its files'
+// total (shared files once, per-instance files once per instance); 0 when
+// the job spans the whole target.
+func workingSet(j bench.Job) int64 {
+	j.EnsureDefaults()
+	if j.Size == 0 && j.FileSize == 0 {
+		return 0
+	}
+	files := int64(j.NrFiles) * int64(j.NumJobs)
+	if j.Filename != "" {
+		files = int64(len(strings.Split(j.Filename, ":")))
+	}
+	per := j.FileSize
+	if per == 0 {
+		per = j.Size / int64(j.NrFiles)
+	}
+	return per*files + j.Offset
 }

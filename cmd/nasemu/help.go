@@ -17,6 +17,7 @@ var examples = map[string][]string{
 	"compare": {
 		"nasemu compare --suite cdm sim:ds1817-raid5-hdd-smb-1g sim:ds1817-raid5-ssd-smb-1g",
 		"nasemu compare --suite diskspd --out report/ sim:ds1817-raid5-hdd-smb-1g sim:ds1817-raid10-hdd-smb-1g",
+		"nasemu compare --suite cdm --size 64GiB --set link.kind=10gbe sim:ds1817-raid5-hdd-smb-1g sim:ds1817-raid5-ssd-smb-1g",
 	},
 	"presets": {
 		"nasemu presets",
