@@ -76,11 +76,6 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	list := fs.Bool("list-suites", false, "list the suites and what each reproduces, then exit")
 	quiet := fs.Bool("quiet", false, "no progress on stderr (it only shows when stderr is a terminal)")
 	keep := fs.Bool("keep", false, "keep the files a failed or interrupted run created on a path target (default: remove them)")
-	usage := fs.Usage
-	fs.Usage = func() {
-		usage()
-		fmt.Fprint(stderr, benchExitHelp)
-	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

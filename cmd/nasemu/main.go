@@ -182,6 +182,10 @@ func commandNames() []string {
 	return names
 }
 
+// moreHelp is what a command's --help says after its flags and before its
+// examples.
+var moreHelp = map[string]string{"bench": benchExitHelp}
+
 // newFlags returns a flag set that reports errors instead of exiting, with
 // a usage line naming the subcommand.
 func newFlags(name, synopsis string, stderr io.Writer) *pflag.FlagSet {
@@ -190,6 +194,7 @@ func newFlags(name, synopsis string, stderr io.Writer) *pflag.FlagSet {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: nasemu %s %s\n\nFlags:\n", name, synopsis)
 		fs.PrintDefaults()
+		fmt.Fprint(stderr, moreHelp[name])
 		printExamples(stderr, name)
 	}
 	return fs
