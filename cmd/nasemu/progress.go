@@ -154,6 +154,12 @@ func (p *progressTarget) Open(at time.Duration, name string, size int64, flags b
 	return &progressFile{File: f, p: p}, done, nil
 }
 
+// Unwrap returns the target under the progress display.
+func (p *progressTarget) Unwrap() bench.Target { return p.Target }
+
+// Unwrap returns the file under the progress display.
+func (f *progressFile) Unwrap() bench.File { return f.File }
+
 // finish completes the bar.
 func (p *progressTarget) finish() {
 	p.mu.Lock()
