@@ -274,6 +274,9 @@ type slot struct {
 
 // exhausted reports whether the stream has issued all it should.
 func (st *stream) exhausted() bool {
+	if st.trimmed != nil { // a trimwrite's write follows its trim
+		return false
+	}
 	return (st.budget == 0 && !st.job.FileByFile) || st.ios == 0
 }
 
@@ -289,20 +292,17 @@ func (st *stream) next(sl *slot, now time.Duration) (time.Duration, bool) {
 		st.ending = true
 	}
 	if j.LatTarget > 0 && !st.ending && sl.idx >= st.qd {
-		sl.op = op{kind: opPark, arrival: -1}
-		st.inflight++
-		return max(at, st.winEnd), true
+		// beyond the allowed depth: look again when the window ends
+		wake := st.winEnd
+		if wake <= at {
+			wake = at + j.LatWindow
+		}
+		return wake, st.park(sl)
 	}
 	o := op{arrival: -1}
 	switch {
-	case st.verifying || (st.ending || st.exhausted()) && st.verifyPending():
-		if st.inflight > 0 { // verify reads follow the writes they check
-			if !st.ending && !st.exhausted() {
-				return max(at, st.thinkUntil), st.park(sl)
-			}
-			return 0, false
-		}
-		st.nextVerify(&o)
+	case (st.verifying || st.ending || st.exhausted()) && st.verifyPending():
+		st.nextVerify(&o) // of writes that completed
 	case st.ending || st.exhausted():
 		st.ending = true
 		if !(j.EndFsync || j.FsyncOnClose) || st.inflight > 0 || st.endSync >= len(st.files) || j.Engine != EngineBlock {
@@ -429,12 +429,6 @@ func (st *stream) account(o *op, charge bool) {
 		st.ios--
 	}
 	if o.dir == DirWrite {
-		if j.Verify != "" && j.DoVerify && len(st.written) < maxVerifyExtents {
-			st.written = append(st.written, extent{o.file, o.off, o.n})
-			if j.VerifyBacklog > 0 && int64(len(st.written)-st.verified) >= j.VerifyBacklog {
-				st.verifying = true
-			}
-		}
 		if every := max(j.Fsync, j.Fdatasync); every > 0 {
 			st.lastWritten = o.file
 			if st.writes++; st.writes >= every {
@@ -619,9 +613,7 @@ func (st *stream) nextVerify(o *op) {
 	st.verified++
 	if st.verified == len(st.written) {
 		st.verifying = false
-		if st.job.VerifyBacklog > 0 {
-			st.written, st.verified = st.written[:0], 0
-		}
+		st.written, st.verified = st.written[:0], 0
 	}
 	*o = op{kind: opIO, dir: DirRead, file: e.f, off: e.off, n: e.n, arrival: -1, verify: true}
 }
@@ -721,6 +713,12 @@ func (st *stream) complete(sl *slot, done time.Duration, err error) {
 	j := st.job
 	if o.kind == opClose {
 		st.cur++
+	}
+	if o.kind == opIO && o.dir == DirWrite && j.Verify != "" && j.DoVerify && len(st.written) < maxVerifyExtents {
+		st.written = append(st.written, extent{o.file, o.off, o.n})
+		if j.VerifyBacklog > 0 && int64(len(st.written)-st.verified) >= j.VerifyBacklog {
+			st.verifying = true
+		}
 	}
 	if o.kind == opIO && j.ThinkTime > 0 {
 		if st.completed++; st.completed >= max(j.ThinkBlocks, 1) {
@@ -1201,31 +1199,32 @@ func (st *stream) layout(t Target, name string, inst int, laid map[string]laidOu
 		fsz += st.rng.Int64N(steps+1) * st.align
 	}
 	off := j.Offset + int64(inst)*j.OffsetIncrement
-	whole := j.DeviceName != "" || fsz == 0 || j.SizePct > 0 || j.OffsetPct > 0 || j.FillDevice
-	var real int64
+	pct := j.SizePct > 0 || j.OffsetPct > 0
+	whole := j.DeviceName != "" || fsz == 0 || j.FillDevice
+	real := fsz // what percentages are of: the file's size, or the device's
 	if whole {
 		var err error
 		real, err = t.Layout(name, 0, fill && fsz == 0)
 		if err != nil {
 			if !errors.Is(err, ErrJob) || fsz == 0 {
-				if j.SizePct > 0 || j.OffsetPct > 0 || j.FillDevice {
-					return nil, fmt.Errorf("%w: %s: job %q: a size or offset in percent, or fill_device, needs a target that is one device or file (or give size=)", ErrJob, j.Pos, j.Name)
+				if pct || j.FillDevice {
+					return nil, fmt.Errorf("%w: %s: job %q: a size or offset in percent, or fill_device, needs filesize= or a target that is one device or file", ErrJob, j.Pos, j.Name)
 				}
 				return nil, fmt.Errorf("job %q: %w", j.Name, err)
 			}
-			whole = false // a directory target: the device becomes a file of the job's size
+			whole, real = false, fsz // a directory target: the device becomes a file of the job's size
 		}
 	}
+	if j.OffsetPct > 0 {
+		off = int64(float64(real)*j.OffsetPct/100)/st.align*st.align + int64(inst)*j.OffsetIncrement
+	}
+	switch {
+	case j.SizePct > 0:
+		fsz = int64(float64(real) * j.SizePct / 100)
+	case whole && (j.FillDevice || fsz == 0):
+		fsz = real - off
+	}
 	if whole {
-		if j.OffsetPct > 0 {
-			off = int64(float64(real)*j.OffsetPct/100)/st.align*st.align + int64(inst)*j.OffsetIncrement
-		}
-		switch {
-		case j.SizePct > 0:
-			fsz = int64(float64(real) * j.SizePct / 100)
-		case j.FillDevice || fsz == 0:
-			fsz = real - off
-		}
 		hi := min(off+fsz, real)
 		if hi-off <= 0 {
 			return nil, fmt.Errorf("%w: job %q: %s has %d bytes, no room after offset %d", ErrTarget, j.Name, name, real, off)
@@ -1237,7 +1236,13 @@ func (st *stream) layout(t Target, name string, inst int, laid map[string]laidOu
 		}
 		return &fileState{name: name, lo: off, hi: hi, pos: off}, nil
 	}
+	if pct && off+fsz > real {
+		return nil, fmt.Errorf("%w: job %q: offset %d and size %d pass the end of %s (%d bytes)", ErrJob, j.Name, off, fsz, name, real)
+	}
 	size := fsz + off
+	if pct {
+		size = real
+	}
 	switch got, ok := laid[name]; {
 	case j.FileByFile && st.readPct == 0: // uploads create their files in the timed phase
 	case ok && got.size >= size && size > 0 && (got.fill || !fill): // another job of the group laid it out
