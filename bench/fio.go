@@ -73,6 +73,26 @@ var recordedOptions = []string{
 	"percentile_list", "flow", "ratemin", "rate_min", "rate_iops_min",
 }
 
+// approximatedOptions are recorded with a note of how nasemu reads them:
+// they would change when fio submits, which nasemu's slots (one I/O each,
+// submitted when issued) do not model.
+var approximatedOptions = map[string]string{
+	"flow":                       "flow: jobs are not throttled against each other",
+	"flow_sleep":                 "flow: jobs are not throttled against each other",
+	"iodepth_batch":              "iodepth_batch*: each I/O is submitted when a slot frees, not in batches",
+	"iodepth_batch_submit":       "iodepth_batch*: each I/O is submitted when a slot frees, not in batches",
+	"iodepth_batch_complete":     "iodepth_batch*: each I/O is submitted when a slot frees, not in batches",
+	"iodepth_batch_complete_min": "iodepth_batch*: each I/O is submitted when a slot frees, not in batches",
+	"iodepth_batch_complete_max": "iodepth_batch*: each I/O is submitted when a slot frees, not in batches",
+	"iodepth_low":                "iodepth_low: the queue is refilled at once, not after draining to iodepth_low",
+	"io_submit_mode":             "io_submit_mode: submission is inline; offload's thread is not modelled",
+	"norandommap":                "norandommap: random offsets are always drawn with replacement",
+	"rate_cycle":                 "rate_cycle: rate_min is checked over the whole run",
+	"ratemin":                    "rate_min: checked over the whole run",
+	"rate_min":                   "rate_min: checked over the whole run",
+	"rate_iops_min":              "rate_iops_min: checked over the whole run",
+}
+
 // refusedOptions cannot apply to any target nasemu has; each says why.
 var refusedOptions = map[string]string{
 	"fdp":             "flexible data placement needs an NVMe FDP device and the io_uring_cmd or xnvme engine; no drive in the catalog has FDP",
@@ -746,8 +766,16 @@ func applyFio(j *Job, o fioOption, st *fioState) error {
 				j.PercentileList = append(j.PercentileList, f)
 			}
 		}
-		if o.key == "zonesize" {
-			j.ZoneSize = st.zone
+		if note, ok := approximatedOptions[o.key]; ok && !slices.Contains(j.Notes, note) {
+			j.Notes = append(j.Notes, note)
+		}
+		switch o.key {
+		case "ratemin", "rate_min":
+			j.RateMin, err = parseTriple(v, func(x string) (int64, error) { return parseSize(x, kb) })
+		case "rate_iops_min":
+			var r [3]int64
+			r, err = parseTriple(v, func(x string) (int64, error) { return parseInt(x, 0, 1<<30) })
+			j.RateMinIOPS = [3]int{int(r[0]), int(r[1]), int(r[2])}
 		}
 		record(j, o.key, v)
 	}

@@ -1227,7 +1227,7 @@ func (st *stream) layout(t Target, name string, inst int, laid map[string]laidOu
 	if whole {
 		hi := min(off+fsz, real)
 		if hi-off <= 0 {
-			return nil, fmt.Errorf("%w: job %q: %s has %d bytes, no room after offset %d", ErrTarget, j.Name, name, real, off)
+			return nil, fmt.Errorf("%w: %s: job %q: %s has %d bytes, no room after offset %d", ErrTarget, j.Pos, j.Name, name, real, off)
 		}
 		if fill && !j.FillDevice {
 			if _, err := t.Layout(name, 0, true); err != nil {
