@@ -139,6 +139,10 @@ func checkFioOptions(t *testing.T, kind string, by map[string]Result) {
 			if kind == "sim" && (r.IOPS < 400 || r.IOPS > 600) {
 				t.Errorf("rate_iops=500: %.0f IOPS", r.IOPS)
 			}
+		case "reader":
+			if kind == "sim" && r.Seconds > 0.1 {
+				t.Errorf("exitall: the time-based reader ran %.3f s after the writer ended", r.Seconds)
+			}
 		case "clones":
 			if len(r.clones) != 3 {
 				t.Errorf("numjobs=3 without group_reporting: %d clone reports", len(r.clones))

@@ -282,7 +282,18 @@ func (st *stream) exhausted() bool {
 
 // next decides the slot's next operation, given that the slot became free
 // at now. It returns the time to issue it and false when the slot retires.
+// When the last slot of an exitall job retires, the group's other jobs
+// stop issuing (fio exitall).
 func (st *stream) next(sl *slot, now time.Duration) (time.Duration, bool) {
+	at, ok := st.decide(sl, now)
+	if !ok && st.inflight == 0 && st.job.ExitAll && st.err == nil {
+		st.g.exit.Store(true)
+	}
+	return at, ok
+}
+
+// decide is next without exitall's effect.
+func (st *stream) decide(sl *slot, now time.Duration) (time.Duration, bool) {
 	if st.err != nil || st.g.failed.Load() {
 		return 0, false
 	}
@@ -330,7 +341,7 @@ func (st *stream) next(sl *slot, now time.Duration) (time.Duration, bool) {
 		if gap, paced := st.gap(o.dir, o.n); paced {
 			if st.deadline > 0 && st.arrival[o.dir] >= st.deadline { // the next arrival is too late
 				st.ending = true
-				return st.next(sl, now)
+				return st.decide(sl, now)
 			}
 			o.arrival = st.arrival[o.dir]
 			at = max(at, o.arrival)
