@@ -293,11 +293,17 @@ func fioDirOf(c *collector, d Dir, pcts []float64, plus bool, runtime int64) fio
 	}
 	f.Clat = fioLatOf(ds.cm, &ds.cplat, pcts, plus)
 	f.Lat = fioLatOf(ds.lm, &ds.lplat, nil, false)
-	// bandwidth and IOPS samples: one a second
+	// bandwidth and IOPS samples: one for each whole second (a run
+	// shorter than a second is one sample of its average)
 	var bw, iops moments
-	for _, s := range ds.secs {
+	full := min(int(runtime/1000), len(ds.secs))
+	for _, s := range ds.secs[:full] {
 		bw.add(time.Duration(s.bytes / 1024))
 		iops.add(time.Duration(s.ios))
+	}
+	if full == 0 && runtime > 0 {
+		bw.add(time.Duration(f.BW))
+		iops.add(time.Duration(f.IOPS))
 	}
 	if bw.n > 0 {
 		f.BWMin, f.BWMax, f.BWMean, f.BWDev, f.BWSamples = int64(bw.min), int64(bw.max), bw.mean(), bw.stddev(), bw.n
