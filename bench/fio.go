@@ -406,12 +406,12 @@ func applyFio(j *Job, o fioOption, st *fioState) error {
 			return fmt.Errorf("ioengine %q is not a file or block engine nasemu can run (accepted: %s)", v, strings.Join(names, ", "))
 		}
 		j.Kind, j.EngineName = k, name
-		if k == KindBlock {
-			// How a path target submits: mmap has no asynchronous
-			// counterpart and keeps the default, psync.
-			if e, err := ParseEngine(name); err == nil {
-				j.Engine = e
-			}
+		// How a path target submits: a block engine's own way; mmap,
+		// which has no asynchronous counterpart, and the engines that
+		// submit nothing get the default, psync.
+		j.Engine = EnginePsync
+		if e, err := ParseEngine(name); err == nil && k == KindBlock {
+			j.Engine = e
 		}
 	case "fallocate":
 		j.Fallocate, err = ParseFallocate(v)
