@@ -42,31 +42,46 @@
 // # fio job files
 //
 // ParseFio reads fio's INI format: [global] and job sections, key=value or
-// bare boolean keys, full-line comments starting with ';' or '#'. Options
-// of a [global] section apply to the job sections that follow it. Sizes use
-// fio's units with kb_base (default 1024: k, KB and K are 1024 while KiB is
-// 1000, fio's compatibility mode; kb_base=1000 swaps them); times take
-// us, ms, s, m, h or d and default to seconds.
+// bare boolean keys, comments starting with ';' or '#' (whole lines, or
+// after blank space), include directives and ${VAR} from the environment.
+// ParseFioArgs reads fio's command-line form (--name=x --rw=...). Options of
+// a [global] section apply to the job sections that follow it. Sizes use
+// fio's units with kb_base and zones ("4z"); times default to seconds
+// (thinktime and latency_target to microseconds). A file's errors are all
+// reported at once, each with file:line, the option and why.
 //
-// Options that change the I/O pattern are either honoured or rejected with
-// an error naming file:line and the option; none is silently ignored.
-// Honoured: name, rw/readwrite, rwmixread/rwmixwrite, bs/blocksize (one
-// size, or "R,W" with R = W), bssplit (one list), size, filesize, offset,
-// iodepth, numjobs, runtime/timeout, time_based, ramp_time, startdelay,
-// loops, nrfiles, openfiles (1 means file by file), file_service_type
-// (roundrobin, or sequential with openfiles=1), filename (':'-separated),
-// filename_format ($jobname, $jobnum, $filenum), directory (relative),
-// fsync, fdatasync (as fsync), end_fsync, direct, buffered, unlink,
-// random_distribution (random|uniform, zipf:THETA, pareto:H), randseed,
-// rate_iops (one rate), rate_process (linear|poisson),
-// stonewall/wait_for_previous, kb_base, overwrite=0, ioengine and
-// fallocate.
+// Honoured (see fio.go for the list): patterns with rw's ':' modifier,
+// rw_sequencer and percentage_random; per-direction bs, bsrange, bssplit,
+// blockalign; size, filesize (and ranges), offset (also in percent),
+// io_size, number_ios, fill_device, offset_increment; nrfiles,
+// file_service_type, openfiles=1; random_distribution (uniform, zipf,
+// pareto, normal, zoned, zoned_abs, sequence) and random_generator=lfsr
+// (each block once per pass); rate, rate_iops per direction, rate_process,
+// rate_min, thinktime*, latency_target (a search for the deepest queue
+// that meets it, reported in the result's notes), steadystate (the job
+// ends when its per-second samples meet it); verify (data that is a
+// function of file and offset, read back after the writes or every
+// verify_backlog writes and compared on real targets; simulated targets
+// store no data and only pay for the reads), sync, fsync, fdatasync,
+// end_fsync, fsync_on_close, pre_read; stonewall, new_group, wait_for (a
+// job that waits for one of its group starts a new group), exitall,
+// continue_on_error; zonemode=strided and zonemode=zbd (emulated zones, as
+// fio emulates them on a device without zones); the engines null,
+// filecreate, filestat, filedelete, dircreate, dirstat, dirdelete,
+// ftruncate and falloc where the target can do them (fileops.go), the
+// block engines (IOKind says what an I/O does; Engine, below, how a path
+// target submits it). A filename that names a block
+// device (/dev/sdb) is the target's whole address space where the target
+// is one device, else a file of the job's size; an absolute path is a
+// file at that path inside the target; /dev/null and /dev/zero are the
+// null engine.
 //
 // ioengine says how a path target submits (see Engine): io_uring (files
 // and buffers registered), libaio (io_submit), psync, sync, vsync, pvsync
 // and pvsync2 (one I/O in flight per job instance whatever iodepth says,
 // as in fio); posixaio and windowsaio select the best asynchronous engine
-// there is. A job file without ioengine gets fio's default, psync; the
+// there is; mmap submits as psync, and the null and file engines submit
+// nothing. A job file without ioengine gets fio's default, psync; the
 // built-in suites use the best asynchronous engine, as the tools they
 // reproduce submit overlapped I/O. Without io_uring, direct jobs fall
 // back to libaio and then, like buffered ones, to a thread per
@@ -76,20 +91,38 @@
 // path target preallocates the files it lays out, after checking that
 // the file system has room for them.
 //
-// Accepted without effect, because they do not change what reaches the
-// device:
-// allow_mounted_write, clat_percentiles, create_on_open, description,
-// disk_util, group_reporting, lat_percentiles, new_group,
-// percentile_list, thread, unified_rw_reporting; randrepeat (runs are
-// always repeatable), norandommap (offsets are always drawn with
-// replacement) and invalidate (nasemu never drops the page cache: use
-// direct=1 to measure storage rather than memory on real targets).
+// Options that change nothing the device sees (CPU placement, priorities,
+// buffer contents — no model compresses or dedupes —, reporting) are
+// accepted and recorded in the result's settings; those nasemu
+// approximates (submission batching, flow) are accepted with a note in
+// the result. Options that cannot apply (FDP, protection information,
+// SPRandom, command execution) and unknown ones are errors.
+//
+// # Limits
+//
+// A run holds at most Limits in flight: I/Os (iodepth × numjobs summed
+// over a group, 65536), bytes (iodepth × numjobs × the largest block, 4
+// GiB), job instances (4096), files per job, file sizes, job sections per
+// file (1024). ParseFio and Run refuse more with an error.
+//
+// # fio's output
+//
+// Report.WriteFio writes fio's json, json+, normal and terse output
+// (fioout.go): per direction, clat and lat with min, max, mean, stddev and
+// percentiles (percentile_list) in fio's latency buckets, bandwidth and
+// IOPS samples (one a second), iodepth_level, latency_ns/us/ms; a job's
+// clones one by one, or with group_reporting its reporting group as one.
+// Report.WriteLogs writes write_bw_log, write_lat_log, write_iops_log and
+// write_hist_log files in fio's format (log_avg_msec windows).
 //
 // # Differences from fio
 //
-// Random offsets are drawn with replacement (fio's norandommap), aligned to
-// the smallest block size. Jobs with openfiles=1 (file-by-file: create or
-// open, transfer, close, next file) run at iodepth 1. Jobs of a group with
-// the same file name share it, as in fio; laying out a file for reads
-// writes it once, sequentially, before the group's clock starts.
+// Random offsets are drawn with replacement (fio's norandommap) unless
+// random_generator=lfsr, aligned to blockalign or the smallest block size.
+// Jobs with openfiles=1 (file-by-file: create or open, transfer, close,
+// next file) run at iodepth 1. Jobs of a group with the same file name
+// share it, as in fio; laying out a file for reads writes it once,
+// sequentially, before the group's clock starts. slat is 0: nasemu
+// submits an I/O when it issues it. The null engine takes no simulated
+// time, so a time-based null job is refused on a sim: target.
 package bench

@@ -20,6 +20,7 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the golden files of testdata/
 // TestFioGolden parses every job file of testdata/fio and compares the jobs
 // (or the error, for the bad-*.fio files) with its .golden file.
 func TestFioGolden(t *testing.T) {
+	t.Setenv("NASEMU_FIO_TEST_SIZE", "1m")
 	files, err := filepath.Glob("../testdata/fio/*.fio")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no job files: %v", err)

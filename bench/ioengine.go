@@ -162,7 +162,7 @@ func pathFiles(st *stream) ([]*pathFile, [][]FileUnwrapper, bool) {
 func (c *WallClock) driveStream(st *stream, slots []*slot, raw bool) bool {
 	j := st.job
 	pfs, wraps, ok := pathFiles(st)
-	if !ok || j.FileByFile {
+	if !ok || j.FileByFile || j.Kind != KindBlock {
 		return false
 	}
 	use := EngineUse{Job: j.Name, Requested: j.Engine}
@@ -270,49 +270,67 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 	inflight := 0
 	var qerr error
 	now := c.Now()
-	fail := func(sl *slot, err error) {
+	// inline performs an operation the queue does not take (a trim, an
+	// emulated zone's reset, a parked slot) synchronously, as fio's
+	// asynchronous engines do trims.
+	inline := func(i int) {
+		sl := slots[i]
+		sl.at = c.Now()
+		done, err := st.do(sl, sl.at)
 		mu.Lock()
-		st.complete(sl, c.Now(), err)
+		st.complete(sl, done, err)
 		mu.Unlock()
+		free = append(free, i)
 	}
 	issue := func(i int) {
 		sl := slots[i]
-		fi := fileIndex[sl.op.file]
+		o := &sl.op
+		fi := fileIndex[o.file]
 		var op models.Op
 		var buf []byte
-		switch sl.op.kind {
-		case opRead:
-			op, buf = models.Read, sl.buf[:sl.op.n]
-		case opWrite:
-			op, buf = models.Write, sl.buf[:sl.op.n]
-		case opFlush:
+		switch {
+		case o.kind == opIO && o.dir == DirRead:
+			op, buf = models.Read, sl.buf[:o.n]
+		case o.kind == opIO && o.dir == DirWrite:
+			op, buf = models.Write, sl.buf[:o.n]
+			if j := st.job; j.Verify != "" {
+				fillPattern(buf, o.file.seed, o.off, j.VerifyPattern)
+			}
+		case o.kind == opFlush:
 			op = models.Flush
 		default:
-			fail(sl, fmt.Errorf("%w: %v on an asynchronous engine", models.ErrInvalid, sl.op.kind))
-			free = append(free, i)
+			inline(i)
 			return
 		}
 		sl.at = c.Now()
-		q.prep(i, fi, op, sl.op.off, buf)
+		q.prep(i, fi, op, o.off, buf)
 		inflight++
 	}
 	reaped := func(i int, res int64) {
 		inflight--
 		sl := slots[i]
 		o := &sl.op
+		j := st.job
+		rw := o.kind == opIO
 		var err error
 		switch {
 		case res < 0:
-			err = fmt.Errorf("%v %s [%d, +%d): %w", o.kind, pfs[fileIndex[o.file]].path, o.off, o.n, errnoErr(-res))
-		case o.kind != opFlush && res != o.n:
-			err = fmt.Errorf("%v %s [%d, +%d): short transfer of %d bytes", o.kind, pfs[fileIndex[o.file]].path, o.off, o.n, res)
+			err = fmt.Errorf("%v %s [%d, +%d): %w", o.name(), pfs[fileIndex[o.file]].path, o.off, o.n, errnoErr(-res))
+		case rw && res != o.n:
+			err = fmt.Errorf("%v %s [%d, +%d): short transfer of %d bytes", o.name(), pfs[fileIndex[o.file]].path, o.off, o.n, res)
+		case rw && o.dir == DirRead && j.Verify != "" && (o.verify || !j.writes()):
+			err = checkPattern(sl.buf[:o.n], o.file.seed, o.off, j.VerifyPattern, o.file.name)
+		}
+		done := now
+		if err == nil && rw && o.dir == DirWrite && j.Sync { // O_SYNC: the write returns when it is durable
+			done, err = o.file.f.Do(done, models.Flush, 0, 0, nil)
 		}
 		mu.Lock()
-		st.complete(sl, now, err)
+		st.complete(sl, done, err)
 		mu.Unlock()
-		if err == nil && o.kind <= opWrite {
+		if err == nil && rw {
 			mop := models.Read
-			if o.kind == opWrite {
+			if o.dir == DirWrite {
 				mop = models.Write
 			}
 			for _, w := range wraps[fileIndex[o.file]] {
@@ -362,7 +380,7 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 			// The kernel refused the queue itself: fail the job, but
 			// still reap what is in flight (its buffers are ours).
 			qerr = err
-			st.failed.Store(true)
+			st.g.failed.Store(true)
 			mu.Lock()
 			if st.err == nil {
 				st.err = fmt.Errorf("job %q: %s: %w", st.job.Name, st.job.Engine, err)

@@ -151,3 +151,68 @@ func TestIOEngineNumJobs(t *testing.T) {
 		t.Errorf("engines used: %+v", used)
 	}
 }
+
+// TestIOEngineFioJob runs a fio job file on a directory with io_uring:
+// ioengine both names the kind of I/O (block) and picks the submission
+// engine, and fio's options that the queue must honour (verify's
+// patterns written and checked, trims done beside the queue, O_SYNC
+// writes) run on it. The null engine, which submits nothing, stays on a
+// thread.
+func TestIOEngineFioJob(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("io_uring is Linux's")
+	}
+	const file = `[global]
+filesize=1m
+bs=4k
+iodepth=8
+ioengine=io_uring
+[verify]
+rw=randwrite
+verify=crc32c
+number_ios=128
+[trimwrite]
+rw=randtrimwrite
+sync=1
+number_ios=64
+stonewall
+[null]
+ioengine=null
+number_ios=64
+stonewall
+`
+	jobs, err := ParseFio("engines.fio", strings.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs[:2] {
+		if j.Kind != KindBlock || j.Engine != EngineIOUring {
+			t.Errorf("%s: kind %v, engine %q", j.Name, j.Kind, j.Engine)
+		}
+	}
+	if j := jobs[2]; j.Kind != KindNull || j.Engine != EnginePsync {
+		t.Errorf("null: kind %v, engine %q", j.Kind, j.Engine)
+	}
+	tg, err := OpenPath(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(tg, jobs, Options{Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]Result{}
+	for _, r := range rep.Results {
+		by[r.Name] = r
+	}
+	if v := by["verify"]; v.Read == nil || v.Write == nil || v.Read.IOs != v.Write.IOs || v.Write.IOs != 128 {
+		t.Errorf("verify: %+v %+v, want 128 writes read back", v.Read, v.Write)
+	}
+	if tw := by["trimwrite"]; tw.Trim == nil || tw.Write == nil || tw.Trim.IOs != 64 || tw.Write.IOs != 64 {
+		t.Errorf("trimwrite: trims %+v, writes %+v, want 64 each", tw.Trim, tw.Write)
+	}
+	used := tg.clock.Engines()
+	if len(used) != 2 || used[0].Requested != EngineIOUring || used[1].Requested != EngineIOUring {
+		t.Errorf("engines used: %+v (the null job submits nothing)", used)
+	}
+}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -13,15 +14,20 @@ type RW uint8
 // Access patterns. Mixed patterns choose read or write per I/O with
 // probability RWMixRead percent.
 const (
-	Read      RW = iota // sequential reads
-	Write               // sequential writes
-	RandRead            // random reads
-	RandWrite           // random writes
-	ReadWrite           // sequential mixed (fio rw, readwrite)
-	RandRW              // random mixed
+	Read          RW = iota // sequential reads
+	Write                   // sequential writes
+	RandRead                // random reads
+	RandWrite               // random writes
+	ReadWrite               // sequential mixed (fio rw, readwrite)
+	RandRW                  // random mixed
+	Trim                    // sequential trims
+	RandTrim                // random trims
+	TrimWrite               // sequential: trim a block, then write it
+	RandTrimWrite           // random: trim a block, then write it
 )
 
-var rwNames = [...]string{Read: "read", Write: "write", RandRead: "randread", RandWrite: "randwrite", ReadWrite: "rw", RandRW: "randrw"}
+var rwNames = [...]string{Read: "read", Write: "write", RandRead: "randread", RandWrite: "randwrite", ReadWrite: "rw", RandRW: "randrw",
+	Trim: "trim", RandTrim: "randtrim", TrimWrite: "trimwrite", RandTrimWrite: "randtrimwrite"}
 
 // String returns fio's name of the pattern.
 func (rw RW) String() string {
@@ -32,14 +38,19 @@ func (rw RW) String() string {
 }
 
 // Random reports whether offsets are chosen at random.
-func (rw RW) Random() bool { return rw == RandRead || rw == RandWrite || rw == RandRW }
+func (rw RW) Random() bool {
+	return rw == RandRead || rw == RandWrite || rw == RandRW || rw == RandTrim || rw == RandTrimWrite
+}
+
+// trims reports whether the pattern trims.
+func (rw RW) trims() bool { return rw >= Trim }
 
 // readPct returns the share of reads in percent.
 func (rw RW) readPct(mix int) int {
 	switch rw {
 	case Read, RandRead:
 		return 100
-	case Write, RandWrite:
+	case Write, RandWrite, Trim, RandTrim, TrimWrite, RandTrimWrite:
 		return 0
 	}
 	return mix
@@ -56,15 +67,95 @@ type DistKind uint8
 
 // Offset distributions of random jobs (fio random_distribution).
 const (
-	Uniform DistKind = iota // every block equally likely
-	Zipf                    // zipf with exponent Param (theta)
-	Pareto                  // pareto with Param h: a share h of accesses go to 1-h of the blocks
+	Uniform  DistKind = iota // every block equally likely
+	Zipf                     // zipf with exponent Param (theta)
+	Pareto                   // pareto with Param h: a share h of accesses go to 1-h of the blocks
+	Normal                   // gaussian around the middle with deviation Param percent of the range
+	Zoned                    // Zones: a share of accesses to a share of the range
+	ZonedAbs                 // Zones: a share of accesses to a number of bytes
+	Sequence                 // Seq: these block indexes in order, repeated
 )
 
 // Distribution is a random job's offset distribution.
 type Distribution struct {
 	Kind  DistKind
 	Param float64
+	Zones []DistZone // zoned, zoned_abs
+	Seq   []uint64   // sequence
+	// SeqStride: after each pass over Seq, its base moves on by len(Seq)
+	// blocks (fio random_sequence_stride=1).
+	SeqStride bool
+}
+
+// DistZone is one zone of a zoned distribution: Access percent of the I/Os
+// go to Pct percent of the range (zoned) or to Size bytes (zoned_abs).
+type DistZone struct {
+	Access, Pct float64
+	Size        int64
+}
+
+// Dir is an I/O direction, as fio's per-direction options order them
+// (bs=R,W,T).
+type Dir uint8
+
+// Directions.
+const (
+	DirRead Dir = iota
+	DirWrite
+	DirTrim
+)
+
+var dirNames = [...]string{"read", "write", "trim"}
+
+// String names the direction as fio's JSON does.
+func (d Dir) String() string { return dirNames[d] }
+
+// IOKind is what one of a job's I/Os does (the kind of fio's ioengine).
+// The block engines (sync, psync, libaio, io_uring, ...) all read and
+// write the target; how a path target submits them is Job.Engine's
+// concern (Job.EngineName keeps the name as written).
+type IOKind uint8
+
+// I/O kinds.
+const (
+	KindBlock      IOKind = iota // reads, writes and trims of the target
+	KindNull                     // no I/O: each completes when it is issued
+	KindFileCreate               // each I/O creates one of the job's files
+	KindFileStat                 // each I/O stats one of the job's files
+	KindFileDelete               // each I/O deletes one of the job's files
+	KindDirCreate                // each I/O creates a directory
+	KindDirStat                  // each I/O stats a directory
+	KindDirDelete                // each I/O removes a directory
+	KindFtruncate                // each write truncates the file to its offset
+	KindFalloc                   // writes allocate, reads allocate keeping the size, trims punch holes
+)
+
+var kindNames = [...]string{"block", "null", "filecreate", "filestat", "filedelete", "dircreate", "dirstat", "dirdelete", "ftruncate", "falloc"}
+
+// String names the kind as fio names its engine ("block" for all the
+// block engines).
+func (k IOKind) String() string { return kindNames[k] }
+
+// fileEngine reports whether each I/O is an operation on a whole file or
+// directory.
+func (k IOKind) fileEngine() bool { return k >= KindFileCreate && k <= KindDirDelete }
+
+// Steady is a steadystate criterion (fio ss=): the job ends once the
+// last Dur of per-second samples (after Ramp) meet it.
+type Steady struct {
+	Metric string  // "iops", "bw" or "lat"
+	Slope  bool    // the least-squares slope, not the deviation from the mean
+	Limit  float64 // percent of the mean (Pct) or an absolute figure
+	Pct    bool
+	Dur    time.Duration
+	Ramp   time.Duration
+}
+
+// Setting is an option accepted because it does not change what reaches
+// the device; the report records it.
+type Setting struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
 }
 
 // String formats the distribution as fio writes it.
@@ -134,6 +225,68 @@ type Job struct {
 
 	Stonewall bool // wait for every earlier job to finish before starting
 
+	// Per-direction block sizes (fio bs=R,W,T, bsrange, bssplit=R,W,T):
+	// BS is the read size; BSW and BST are the write and trim sizes (0:
+	// BS); BSMax is a bsrange's upper end per direction (0: fixed).
+	BSW, BST        int64
+	BSMax           [3]int64
+	BSSplitW        []BSSplit
+	BSSplitT        []BSSplit
+	BlockAlign      int64 // random offsets are multiples of it (0: the smallest block size)
+	SizePct         float64
+	OffsetPct       float64 // offset in percent of the file or device (0: none)
+	IOSize          int64   // bytes of I/O per instance (fio io_size; 0: Size)
+	NumberIOs       int64   // stop after this many I/Os per instance (0: no limit)
+	FillDevice      bool    // write until the file or device is full
+	OffsetIncrement int64   // instance N starts at Offset + N·OffsetIncrement
+	FileSizeMax     int64   // filesize=lo-hi: each file's size drawn from [FileSize, FileSizeMax]
+	FileService     string  // roundrobin (default), sequential, random
+	SeqAdd          int64   // rw=read:8k: bytes skipped (negative: backwards) after each sequential I/O
+	RandNr          int     // rw=randread:N: a new random offset every N I/Os, sequential between
+	SeqIdentical    bool    // rw_sequencer=identical: repeat the offset instead
+	PctRandom       [3]int  // percentage_random per direction (0: unset, fully random when random)
+	LFSR            bool    // random_generator=lfsr: each block once per pass
+	RateBytes       [3]int64
+	RateIOPSDir     [3]int // per direction; RateIOPS is the read rate when set alone
+	RateMin         [3]int64
+	RateMinIOPS     [3]int
+	ThinkTime       time.Duration // idle after every ThinkBlocks I/Os
+	ThinkSpin       time.Duration // of it, busy (no difference to the target)
+	ThinkBlocks     int
+	LatTarget       time.Duration // latency_target: find the depth that meets it
+	LatWindow       time.Duration
+	LatPercentile   float64
+	SteadyState     *Steady
+	Kind            IOKind // what each I/O does (fio's ioengine; see IOKind)
+	EngineName      string // ioengine as written; "" is fio's default (psync)
+	Verify          string // verify=, "" none
+	DoVerify        bool   // read back and check after writing (fio do_verify, default 1)
+	VerifyBacklog   int64  // verify after every VerifyBacklog writes (0: at the end)
+	VerifyPattern   []byte
+	Sync            bool // O_SYNC writes: each write flushes
+	Fdatasync       int  // as Fsync, with fdatasync
+	FsyncOnClose    bool
+	PreRead         bool
+	ExitAll         bool   // when this job ends, the others of its group stop
+	WaitFor         string // start when this job has finished
+	ContinueOnError string // none, read, write, io, verify, all
+	GroupReporting  bool
+	NewGroup        bool
+	PercentileList  []float64
+	BWLog           string // write_bw_log prefix
+	LatLog          string
+	IOPSLog         string
+	HistLog         string
+	LogAvg          time.Duration
+	ZoneSize        int64 // zonemode=strided or zbd: zone size
+	ZoneRange       int64 // strided: bytes per zone range (default ZoneSize)
+	ZoneSkip        int64 // strided: bytes skipped after each zone
+	ZBD             bool  // zonemode=zbd: writes sequential within zones
+	MaxOpenZones    int
+	DeviceName      string    // filename named a block device (e.g. /dev/sdb): the target's whole address space
+	Recorded        []Setting // accepted options that change nothing the device sees
+	Notes           []string  // how nasemu read an option that it approximates
+
 	// Pos is where the job was defined ("file.fio:12"), for messages.
 	Pos string
 }
@@ -146,12 +299,21 @@ func (j *Job) EnsureDefaults() {
 	if j.BS == 0 {
 		j.BS = 4096
 	}
-	if len(j.BSSplit) > 0 {
-		j.BS = j.BSSplit[0].Size
-		for _, s := range j.BSSplit {
-			j.BS = min(j.BS, s.Size)
-		}
+	if j.BSW == 0 {
+		j.BSW = j.BS
 	}
+	if j.BST == 0 {
+		j.BST = j.BS
+	}
+	if len(j.BSSplitW) == 0 {
+		j.BSSplitW = j.BSSplit
+	}
+	if len(j.BSSplitT) == 0 {
+		j.BSSplitT = j.BSSplit
+	}
+	j.BS = splitMin(j.BSSplit, j.BS)
+	j.BSW = splitMin(j.BSSplitW, j.BSW)
+	j.BST = splitMin(j.BSSplitT, j.BST)
 	if j.IODepth == 0 {
 		j.IODepth = 1
 	}
@@ -175,6 +337,55 @@ func (j *Job) EnsureDefaults() {
 	}
 }
 
+// splitMin is the smallest size of a bssplit, or bs without one.
+func splitMin(split []BSSplit, bs int64) int64 {
+	if len(split) == 0 {
+		return bs
+	}
+	n := split[0].Size
+	for _, s := range split {
+		n = min(n, s.Size)
+	}
+	return n
+}
+
+// bsOf returns the fixed (smallest) block size of direction d.
+func (j *Job) bsOf(d Dir) int64 {
+	return [3]int64{j.BS, j.BSW, j.BST}[d]
+}
+
+// splitOf returns direction d's bssplit.
+func (j *Job) splitOf(d Dir) []BSSplit {
+	return [3][]BSSplit{j.BSSplit, j.BSSplitW, j.BSSplitT}[d]
+}
+
+// minBS is the smallest block size of any direction the job uses.
+func (j *Job) minBS() int64 {
+	n := int64(math.MaxInt64)
+	for _, d := range j.dirs() {
+		n = min(n, j.bsOf(d))
+	}
+	return n
+}
+
+// dirs returns the directions the job issues.
+func (j *Job) dirs() []Dir {
+	var out []Dir
+	if j.reads() {
+		out = append(out, DirRead)
+	}
+	if j.writes() && !(j.RW == Trim || j.RW == RandTrim) {
+		out = append(out, DirWrite)
+	}
+	if j.RW.trims() {
+		out = append(out, DirTrim)
+	}
+	if out == nil {
+		out = append(out, DirRead)
+	}
+	return out
+}
+
 // Validate reports an impossible or unsupported combination of settings,
 // wrapping ErrJob.
 func (j *Job) Validate() error {
@@ -188,12 +399,26 @@ func (j *Job) Validate() error {
 	switch {
 	case j.Name == "":
 		return bad("no name")
-	case j.RW > RandRW:
+	case j.RW > RandTrimWrite:
 		return bad("unknown rw %d", j.RW)
 	case j.RWMixRead < 0 || j.RWMixRead > 100:
 		return bad("rwmixread=%d is not a percentage", j.RWMixRead)
-	case j.BS <= 0 || j.BS > 1<<30:
-		return bad("bs=%d must be between 1 and 1 GiB", j.BS)
+	case j.BS <= 0 || j.BS > 1<<30 || j.BSW <= 0 || j.BSW > 1<<30 || j.BST <= 0 || j.BST > 1<<30:
+		return bad("bs=%d,%d,%d: a block size must be between 1 and 1 GiB", j.BS, j.BSW, j.BST)
+	case j.BSMax[0] > 1<<30 || j.BSMax[1] > 1<<30 || j.BSMax[2] > 1<<30:
+		return bad("bsrange above 1 GiB")
+	case j.BlockAlign < 0 || j.IOSize < 0 || j.NumberIOs < 0 || j.OffsetIncrement < 0 || j.FileSizeMax < 0:
+		return bad("negative blockalign, io_size, number_ios, offset_increment or filesize")
+	case j.SizePct < 0 || j.SizePct > 100 || j.OffsetPct < 0 || j.OffsetPct >= 100:
+		return bad("size or offset in percent out of range")
+	case j.FileSizeMax > 0 && j.FileSizeMax < j.FileSize:
+		return bad("filesize range %d-%d is reversed", j.FileSize, j.FileSizeMax)
+	case j.ThinkTime < 0 || j.ThinkBlocks < 0 || j.LatTarget < 0 || j.LatWindow < 0:
+		return bad("negative thinktime or latency target")
+	case j.LatTarget > 0 && (j.LatPercentile <= 0 || j.LatPercentile > 100):
+		return bad("latency_percentile=%g must be in (0, 100]", j.LatPercentile)
+	case j.Fdatasync < 0:
+		return bad("negative fdatasync")
 	case j.Size < 0 || j.Offset < 0 || j.FileSize < 0:
 		return bad("negative size, offset or filesize")
 	case j.IODepth < 1 || j.IODepth > 65536:
@@ -218,15 +443,16 @@ func (j *Job) Validate() error {
 		return bad("openfiles=1 (file by file) does not support fsync or end_fsync")
 	case j.FileByFile && j.IODepth > 1:
 		return bad("openfiles=1 (file by file) supports iodepth=1 only, not %d", j.IODepth)
-	case j.FileSize > 0 && j.FileSize < j.BS && !j.FileByFile:
+	case j.FileSize > 0 && j.FileSize < j.minBS() && !j.FileByFile && j.Kind == KindBlock:
 		return bad("filesize %d is smaller than bs %d", j.FileSize, j.BS)
-	case j.Offset > 0 && j.FileSize > 0 && j.Offset >= j.FileSize:
-		return bad("offset %d is beyond the file size %d", j.Offset, j.FileSize)
 	}
-	if len(j.BSSplit) > 0 {
+	for _, split := range [][]BSSplit{j.BSSplit, j.BSSplitW, j.BSSplitT} {
+		if len(split) == 0 {
+			continue
+		}
 		total := 0
-		for _, s := range j.BSSplit {
-			if s.Size <= 0 || s.Pct < 0 {
+		for _, s := range split {
+			if s.Size <= 0 || s.Size > 1<<30 || s.Pct < 0 {
 				return bad("bssplit entry %d/%d is invalid", s.Size, s.Pct)
 			}
 			total += s.Pct
@@ -244,6 +470,9 @@ func (j *Job) Validate() error {
 		if !(j.Distribution.Param > 0 && j.Distribution.Param < 1) {
 			return bad("pareto h %g must be between 0 and 1", j.Distribution.Param)
 		}
+	}
+	if j.Distribution.Kind == Normal && !(j.Distribution.Param > 0 && j.Distribution.Param <= 100) {
+		return bad("normal deviation %g must be in (0, 100]", j.Distribution.Param)
 	}
 	if j.Directory != "" && (strings.HasPrefix(j.Directory, "/") || strings.Contains(j.Directory, "..")) {
 		return bad("directory=%s: only a relative directory inside the target is allowed (the target says where files go)", j.Directory)

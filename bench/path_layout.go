@@ -75,16 +75,10 @@ type TargetUnwrapper interface {
 // layout lays a file out on t, in fio's fallocate mode where the target
 // preallocates.
 func layout(t Target, name string, size int64, fill bool, mode Fallocate) (int64, error) {
-	for u := t; ; {
-		if l, ok := u.(FallocateLayouter); ok {
-			return l.LayoutWith(name, size, fill, mode)
-		}
-		w, ok := u.(TargetUnwrapper)
-		if !ok {
-			return t.Layout(name, size, fill)
-		}
-		u = w.Unwrap()
+	if l, ok := unwrapTarget(t).(FallocateLayouter); ok {
+		return l.LayoutWith(name, size, fill, mode)
 	}
+	return t.Layout(name, size, fill)
 }
 
 var (

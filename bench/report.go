@@ -40,12 +40,33 @@ type Result struct {
 	FilesPerS float64 `json:"files_per_s"`
 	Lat       Latency `json:"lat_us"`
 	// Extra to the contract.
-	Files   int64    `json:"files"`
-	BSSplit string   `json:"bssplit,omitempty"`
-	Series  []Second `json:"-"` // written by WriteDir as CSV
+	Files   int64  `json:"files"`
+	BSSplit string `json:"bssplit,omitempty"`
+	// Per direction, for the directions the job issued (extra to the
+	// contract: a mixed job's reads and writes apart).
+	Read  *DirResult `json:"read,omitempty"`
+	Write *DirResult `json:"write,omitempty"`
+	Trim  *DirResult `json:"trim,omitempty"`
+	// Settings are the job's options that change nothing the device
+	// sees, as the job file gave them; Notes say how nasemu read options
+	// it approximates.
+	Settings []Setting `json:"settings,omitempty"`
+	Notes    []string  `json:"notes,omitempty"`
+	job      *Job
+	clones   []*collector // each instance's, or one for all (group_reporting)
+	Series   []Second     `json:"-"` // written by WriteDir as CSV
 	// LatHist is the measured latency distribution in log-spaced bins
 	// (LatBinsPerDecade per decade), for charts.
 	LatHist []LatBin `json:"-"`
+}
+
+// DirResult is one direction's figures of a job.
+type DirResult struct {
+	IOs   int64   `json:"ios"`
+	Bytes int64   `json:"bytes"`
+	IOPS  float64 `json:"iops"`
+	MBps  float64 `json:"mbps"`
+	Lat   Latency `json:"lat_us"`
 }
 
 // LatBin is one bin of a latency histogram: Count I/Os took at least

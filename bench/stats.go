@@ -9,9 +9,12 @@ import (
 
 // latHist merges the HDR histogram's buckets into LatBinsPerDecade
 // log-spaced bins (µs), dropping empty ones.
-func (c *collector) latHist() []LatBin {
+func latHist(h *hdrhistogram.Histogram) []LatBin {
 	var bins []LatBin
-	for _, b := range c.hist.Distribution() {
+	if h == nil {
+		return nil
+	}
+	for _, b := range h.Distribution() {
 		if b.Count == 0 {
 			continue
 		}
@@ -35,17 +38,111 @@ const (
 	histDigits = 3
 )
 
-// collector gathers one job's measurements over all of its instances.
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histMin, histMax, histDigits) }
+
+// moments are a latency's count, sum, sum of squares, min and max (ns).
+type moments struct {
+	n        int64
+	sum, sq  float64
+	min, max time.Duration
+}
+
+func (m *moments) add(v time.Duration) {
+	if m.n == 0 || v < m.min {
+		m.min = v
+	}
+	m.max = max(m.max, v)
+	m.n++
+	f := float64(v)
+	m.sum += f
+	m.sq += f * f
+}
+
+func (m *moments) merge(o moments) {
+	if o.n == 0 {
+		return
+	}
+	if m.n == 0 || o.min < m.min {
+		m.min = o.min
+	}
+	m.max = max(m.max, o.max)
+	m.n += o.n
+	m.sum += o.sum
+	m.sq += o.sq
+}
+
+func (m moments) mean() float64 {
+	if m.n == 0 {
+		return 0
+	}
+	return m.sum / float64(m.n)
+}
+
+// stddev is the sample standard deviation, as fio computes it.
+func (m moments) stddev() float64 {
+	if m.n < 2 {
+		return 0
+	}
+	mean := m.mean()
+	v := (m.sq - float64(m.n)*mean*mean) / float64(m.n-1)
+	return math.Sqrt(max(v, 0))
+}
+
+// dirStats are one direction's measurements.
+type dirStats struct {
+	clat  *hdrhistogram.Histogram // issue to completion
+	lat   *hdrhistogram.Histogram // intended arrival to completion (paced jobs; else nil: lat is clat)
+	ios   int64
+	bytes int64
+	cm    moments // clat
+	lm    moments // lat
+	secs  []sample
+	cplat platHist // clat in fio's buckets, for fio's output
+	lplat platHist // lat
+}
+
+// sample is one second's I/Os and bytes of a direction.
+type sample struct{ ios, bytes int64 }
+
+func (d *dirStats) merge(o *dirStats) {
+	if o == nil {
+		return
+	}
+	d.clat.Merge(o.clat)
+	if o.lat != nil {
+		if d.lat == nil {
+			d.lat = newHist()
+		}
+		d.lat.Merge(o.lat)
+	}
+	d.ios += o.ios
+	d.bytes += o.bytes
+	d.cplat.merge(&o.cplat)
+	d.lplat.merge(&o.lplat)
+	d.cm.merge(o.cm)
+	d.lm.merge(o.lm)
+	for len(d.secs) < len(o.secs) {
+		d.secs = append(d.secs, sample{})
+	}
+	for i, s := range o.secs {
+		d.secs[i].ios += s.ios
+		d.secs[i].bytes += s.bytes
+	}
+}
+
+// depthLevels are fio's iodepth_level buckets: 1, 2, 4, 8, 16, 32, >=64.
+var depthLevels = [...]int{1, 2, 4, 8, 16, 32, 64}
+
+// collector gathers the measurements of one job instance, or of all of a
+// job's instances when they are reported together.
 type collector struct {
-	hist   *hdrhistogram.Histogram
 	from   time.Duration // start of the measured window
 	end    time.Duration // last completion counted
-	ios    int64
-	bytes  int64
+	dir    [3]*dirStats
 	files  int64
-	latSum float64 // ns, for an exact mean
-	latMax time.Duration
 	series []Second
+	depth  [len(depthLevels)]int64 // I/Os issued at each depth level
+	logs   *jobLogs
 }
 
 // Second is one second of a job's time series, counted by completion time.
@@ -59,21 +156,54 @@ type Second struct {
 }
 
 func newCollector(from time.Duration) *collector {
-	return &collector{hist: hdrhistogram.New(histMin, histMax, histDigits), from: from}
+	return &collector{from: from}
 }
 
-// record counts an I/O of n bytes with latency lat that completed at done.
-func (c *collector) record(lat time.Duration, n int64, done time.Duration) {
-	_ = c.hist.RecordValue(max(int64(lat), histMin)) // beyond an hour: clamped by hdrhistogram's error, ignored
-	c.ios++
-	c.bytes += n
-	c.latSum += float64(lat)
-	c.latMax = max(c.latMax, lat)
+// issued counts an I/O issued with depth I/Os of its stream in flight.
+func (c *collector) issued(depth int) {
+	i := 0
+	for i < len(depthLevels)-1 && depth > depthLevels[i] {
+		i++
+	}
+	c.depth[i]++
+}
+
+// record counts an I/O of n bytes in direction d that took clat from issue
+// and lat from its intended arrival, completing at done.
+func (c *collector) record(d Dir, clat, lat time.Duration, n int64, done time.Duration) {
+	ds := c.dir[d]
+	if ds == nil {
+		ds = &dirStats{clat: newHist()}
+		c.dir[d] = ds
+	}
+	_ = ds.clat.RecordValue(max(int64(clat), histMin)) // beyond an hour: clamped by hdrhistogram's error, ignored
+	if lat != clat && ds.lat == nil {
+		ds.lat = newHist()
+		_ = ds.lat.Merge(ds.clat)
+	}
+	if ds.lat != nil {
+		_ = ds.lat.RecordValue(max(int64(lat), histMin))
+	}
+	ds.ios++
+	ds.bytes += n
+	ds.cplat.add(clat)
+	ds.lplat.add(lat)
+	ds.cm.add(clat)
+	ds.lm.add(lat)
 	c.end = max(c.end, done)
+	i := int((done - c.from) / time.Second)
+	for len(ds.secs) <= i {
+		ds.secs = append(ds.secs, sample{})
+	}
+	ds.secs[i].ios++
+	ds.secs[i].bytes += n
 	s := c.second(done)
 	s.IOs++
 	s.Bytes += n
 	s.latSum += float64(lat)
+	if c.logs != nil {
+		c.logs.add(d, done-c.from, clat, lat, n)
+	}
 }
 
 // file counts a file closed at done.
@@ -91,35 +221,121 @@ func (c *collector) second(done time.Duration) *Second {
 	return &c.series[i]
 }
 
+// merged returns the collectors' measurements together.
+func merged(cs []*collector) *collector {
+	if len(cs) == 1 {
+		return cs[0]
+	}
+	m := &collector{from: cs[0].from}
+	for _, c := range cs {
+		m.from = min(m.from, c.from)
+	}
+	for _, c := range cs {
+		m.end = max(m.end, c.end)
+		m.files += c.files
+		for i := range m.depth {
+			m.depth[i] += c.depth[i]
+		}
+		for d, ds := range c.dir {
+			if ds == nil {
+				continue
+			}
+			if m.dir[d] == nil {
+				m.dir[d] = &dirStats{clat: newHist()}
+			}
+			m.dir[d].merge(ds)
+		}
+		for _, s := range c.series {
+			t := m.second(m.from + time.Duration(s.Second)*time.Second + (c.from - m.from))
+			t.IOs += s.IOs
+			t.Bytes += s.Bytes
+			t.Files += s.Files
+			t.latSum += s.latSum
+		}
+	}
+	return m
+}
+
+// total returns the measurements of every direction together.
+func (c *collector) total() (ios, bytes int64, lm moments, h *hdrhistogram.Histogram) {
+	for _, ds := range c.dir {
+		if ds == nil {
+			continue
+		}
+		ios += ds.ios
+		bytes += ds.bytes
+		lm.merge(ds.lm)
+		src := ds.lat
+		if src == nil {
+			src = ds.clat
+		}
+		if h == nil {
+			h = newHist()
+		}
+		h.Merge(src)
+	}
+	return
+}
+
+// latency summarises a histogram and its moments in microseconds.
+func latency(h *hdrhistogram.Histogram, m moments) Latency {
+	if h == nil || m.n == 0 {
+		return Latency{}
+	}
+	// A histogram bucket's reported value is its upper edge, which can
+	// lie above the largest latency seen: clamp to the max.
+	us := func(ns int64) float64 { return float64(min(ns, int64(m.max))) / 1e3 }
+	return Latency{
+		Mean: m.mean() / 1e3,
+		P50:  us(h.ValueAtQuantile(50)),
+		P90:  us(h.ValueAtQuantile(90)),
+		P99:  us(h.ValueAtQuantile(99)),
+		P999: us(h.ValueAtQuantile(99.9)),
+		Max:  us(int64(m.max)),
+	}
+}
+
 // result turns the measurements into a job's Result.
 func (c *collector) result(j *Job) Result {
+	ios, bytes, lm, h := c.total()
 	r := Result{
 		Name: j.Name, RW: j.RW.String(), BS: j.BS, IODepth: j.IODepth, NumJobs: j.NumJobs,
-		IOs: c.ios, Bytes: c.bytes, Files: c.files, Series: c.series,
+		IOs: ios, Bytes: bytes, Files: c.files, Series: c.series, job: j,
 	}
 	if len(j.BSSplit) > 0 {
 		r.BSSplit = bssplitString(j.BSSplit)
 	}
 	if c.end > c.from {
 		r.Seconds = (c.end - c.from).Seconds()
-		r.IOPS = float64(c.ios) / r.Seconds
-		r.MBps = float64(c.bytes) / 1e6 / r.Seconds
+		r.IOPS = float64(ios) / r.Seconds
+		r.MBps = float64(bytes) / 1e6 / r.Seconds
 		r.FilesPerS = float64(c.files) / r.Seconds
 	}
-	if c.ios > 0 {
-		// A histogram bucket's reported value is its upper edge, which
-		// can lie above the largest latency seen: clamp to the max.
-		us := func(ns int64) float64 { return float64(min(ns, int64(c.latMax))) / 1e3 }
-		r.Lat = Latency{
-			Mean: c.latSum / float64(c.ios) / 1e3,
-			P50:  us(c.hist.ValueAtQuantile(50)),
-			P90:  us(c.hist.ValueAtQuantile(90)),
-			P99:  us(c.hist.ValueAtQuantile(99)),
-			P999: us(c.hist.ValueAtQuantile(99.9)),
-			Max:  us(int64(c.latMax)),
+	r.Lat = latency(h, lm)
+	r.LatHist = latHist(h)
+	for d, ds := range c.dir {
+		if ds == nil {
+			continue
+		}
+		dr := &DirResult{IOs: ds.ios, Bytes: ds.bytes}
+		if r.Seconds > 0 {
+			dr.IOPS = float64(ds.ios) / r.Seconds
+			dr.MBps = float64(ds.bytes) / 1e6 / r.Seconds
+		}
+		src := ds.lat
+		if src == nil {
+			src = ds.clat
+		}
+		dr.Lat = latency(src, ds.lm)
+		switch Dir(d) {
+		case DirRead:
+			r.Read = dr
+		case DirWrite:
+			r.Write = dr
+		default:
+			r.Trim = dr
 		}
 	}
-	r.LatHist = c.latHist()
 	for i := range r.Series {
 		if s := &r.Series[i]; s.IOs > 0 {
 			s.LatMean = s.latSum / float64(s.IOs) / 1e3

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/nasemu/nasemu"
 	"github.com/nasemu/nasemu/bench"
@@ -63,10 +64,11 @@ func targets() *bench.Registry {
 }
 
 func runBench(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "--target TARGET (--suite NAME | --job FILE.fio) [--format table|json|csv] [--out DIR] [--seed N]", stderr)
+	fs := newFlags("bench", "--target TARGET (--suite NAME | --job FILE.fio | --job - | --name=JOB --OPTION=VALUE...) [--format table|json|csv | --output-format json|json+|normal|terse] [--out DIR] [--seed N]", stderr)
 	target := fs.String("target", "", "where the I/O goes: sim:SETUP, a path (directory, file or block device), smb://USER@HOST:PORT/SHARE[/DIR] or iscsi://HOST:PORT/IQN/LUN")
 	suite := fs.String("suite", "", "a suite: "+joinNames(bench.SuiteNames())+" (see --list-suites)")
-	jobFile := fs.String("job", "", "a fio job file")
+	jobFile := fs.String("job", "", "a fio job file (- reads it from standard input)")
+	outputFormat := fs.String("output-format", "", "write fio's output instead: "+strings.Join(bench.FioFormats, ", ")+" (fio's names and schema)")
 	format := fs.String("format", "table", "output format: "+strings.Join(bench.Formats, ", "))
 	out := fs.String("out", "", "also write results.json, each job's per-second time series (CSV), the charts (SVG, PNG) and index.html into this directory")
 	seed := fs.Uint64("seed", 1, "seed of offsets and models: the same seed gives the same sim results")
@@ -76,7 +78,20 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	list := fs.Bool("list-suites", false, "list the suites and what each reproduces, then exit")
 	quiet := fs.Bool("quiet", false, "no progress on stderr (it only shows when stderr is a terminal)")
 	keep := fs.Bool("keep", false, "keep the files a failed or interrupted run created on a path target (default: remove them)")
-	if err := parseFlags(fs, args); err != nil {
+	// fio's command-line jobs: every --option that is not one of ours;
+	// with them, --runtime, --size and --direct are fio's options too.
+	fioStyle := slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--name=") })
+	var fioArgs, own []string
+	for _, a := range args {
+		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		fioOwn := fioStyle && (name == "runtime" || name == "size" || name == "direct")
+		if strings.HasPrefix(a, "--") && len(name) > 0 && (fs.Lookup(name) == nil || fioOwn) && name != "help" {
+			fioArgs = append(fioArgs, a)
+			continue
+		}
+		own = append(own, a)
+	}
+	if err := parseFlags(fs, own); err != nil {
 		return err
 	}
 	if *list {
@@ -90,8 +105,10 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return usagef("unexpected arguments %q", fs.Args())
 	case *target == "":
 		return usagef("--target is required")
-	case (*suite == "") == (*jobFile == ""):
-		return usagef("give exactly one of --suite and --job")
+	case *suite != "" && *jobFile != "", (*suite == "" && *jobFile == "") == (len(fioArgs) == 0), len(fioArgs) > 0 && (*suite != "" || *jobFile != ""):
+		return usagef("give exactly one of --suite, --job and fio's --name=JOB --OPTION=VALUE options")
+	case *outputFormat != "" && !slices.Contains(bench.FioFormats, *outputFormat):
+		return usagef("unknown --output-format %q (known: %s)", *outputFormat, strings.Join(bench.FioFormats, ", "))
 	case !slices.Contains(bench.Formats, *format):
 		return usagef("unknown format %q (known: %s)", *format, strings.Join(bench.Formats, ", "))
 	}
@@ -118,10 +135,13 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return runSSDProfile(*target, ov.Size, *seed, *format, *out, showProgress(stderr, *quiet), stdout, stderr)
 	}
 	var jobs []bench.Job
-	if *suite != "" {
+	switch {
+	case *suite != "":
 		jobs, err = bench.Suite(*suite)
-	} else {
+	case *jobFile != "":
 		jobs, err = bench.LoadFio(*jobFile)
+	default:
+		jobs, err = bench.ParseFioArgs(fioArgs)
 	}
 	if err != nil {
 		return usageError{err}
@@ -144,6 +164,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		pt = withProgress(tg, jobs, stderr)
 		run = pt
 	}
+	started := time.Now()
 	rep, err := bench.Run(run, jobs, bench.Options{Seed: *seed, Suite: *suite})
 	stopSignals()
 	if pt != nil {
@@ -168,6 +189,16 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		if err := report.WriteRun(*out, rep, ""); err != nil { // charts and index.html
 			return err
 		}
+	}
+	logDir := *out // fio's logs (write_bw_log, ...): in --out, else here, as fio writes them
+	if logDir == "" {
+		logDir = "."
+	}
+	if err := rep.WriteLogs(logDir); err != nil {
+		return err
+	}
+	if *outputFormat != "" {
+		return rep.WriteFio(stdout, *outputFormat, started)
 	}
 	return rep.WriteFormat(stdout, *format)
 }

@@ -45,12 +45,12 @@ func TestBenchBadInput(t *testing.T) {
 		{[]string{"bench", "--target", "ftp://x/y", "--suite", "cdm"}, `unknown target scheme "ftp"`},
 		{[]string{"bench", "--target", filepath.Join(dir, "missing"), "--suite", "cdm"}, "no such file or directory"},
 		{[]string{"bench", "--target", ro, "--job", writeJob}, "read-only"},
-		{[]string{"bench", "--target", "sim:fixed", "--job", "../../testdata/fio/bad-option.fio"}, "bad-option.fio:6: option verify"},
+		{[]string{"bench", "--target", "sim:fixed", "--job", "../../testdata/fio/bad-many.fio"}, "bad-many.fio:3: option bs: a block size of 0"},
 		{[]string{"bench", "--target", "sim:fixed", "--job", "../../testdata/fio/bad-section.fio"}, "bad-section.fio:1"},
 		{[]string{"bench", "--target", "sim:fixed", "--job", filepath.Join(dir, "none.fio")}, "no such file"},
 		{[]string{"bench", "--target", "sim:no-such-drive", "--suite", "cdm"}, "no-such-drive"},
 		{[]string{"bench", "--suite", "cdm"}, "--target is required"},
-		{[]string{"bench", "--target", "sim:fixed"}, "exactly one of --suite and --job"},
+		{[]string{"bench", "--target", "sim:fixed"}, "exactly one of --suite, --job"},
 		{[]string{"bench", "--target", "sim:fixed", "--suite", "cdm", "--format", "xml"}, `unknown format "xml"`},
 		{[]string{"bench", "--target", "sim:fixed", "--suite", "cdm", "--size", "lots"}, "--size"},
 		{[]string{"bench", "--target", "sim:fixed", "--suite", "cdm", "--direct", "2"}, "--direct"},
@@ -124,6 +124,64 @@ func TestBenchOutputs(t *testing.T) {
 		code := run([]string{"bench", "--target", "sim:fixed", "--job", "../../testdata/fio/files.fio", "--format", format}, &out, &out)
 		if code != 0 || !strings.Contains(out.String(), "upload") {
 			t.Errorf("--format %s: exit %d, output %q", format, code, out.String())
+		}
+	}
+}
+
+// TestBenchFioStyle: fio's command-line jobs, a job file on standard input
+// and fio's output formats; bad values and oversized jobs exit with 2.
+func TestBenchFioStyle(t *testing.T) {
+	args := []string{"bench", "--target", "sim:wd-red-sn700-500g", "--name=x", "--rw=randrw", "--bs=4k", "--filesize=16m",
+		"--runtime=100ms", "--time_based", "--iodepth=4", "--output-format=json"}
+	var out, errs bytes.Buffer
+	if code := run(args, &out, &errs); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	var doc struct {
+		Version string `json:"fio version"`
+		Jobs    []struct {
+			Name        string `json:"jobname"`
+			Read, Write struct {
+				IOPS float64 `json:"iops"`
+			}
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(doc.Version, "nasemu") || len(doc.Jobs) != 1 || doc.Jobs[0].Read.IOPS == 0 || doc.Jobs[0].Write.IOPS == 0 {
+		t.Fatalf("fio JSON %+v", doc)
+	}
+
+	stdin := filepath.Join(t.TempDir(), "job.fio")
+	if err := os.WriteFile(stdin, []byte("[from-stdin]\nrw=read\nbs=64k\nfilesize=8m\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(stdin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	old := os.Stdin
+	os.Stdin = f
+	out.Reset()
+	code := run([]string{"bench", "--target", "sim:wd-red-sn700-500g", "--job", "-", "--output-format=terse"}, &out, &errs)
+	os.Stdin = old
+	if code != 0 || !strings.HasPrefix(out.String(), "3;fio-3.33 (nasemu);from-stdin;") {
+		t.Fatalf("--job -: exit %d: %s%s", code, out.String(), errs.String())
+	}
+
+	for _, bad := range [][]string{
+		{"--name=x", "--bs=0"},
+		{"--name=x", "--rw=randread", "--bs=1g", "--iodepth=65536"},
+		{"--name=x", "--iodepth=4096", "--numjobs=4096"},
+		{"--name=x", "--output-format=xml"},
+	} {
+		start := time.Now()
+		errs.Reset()
+		code := run(append([]string{"bench", "--target", "sim:wd-red-sn700-500g"}, bad...), &out, &errs)
+		if code != 2 || time.Since(start) > 5*time.Second {
+			t.Errorf("%q: exit %d after %v: %s", bad, code, time.Since(start), errs.String())
 		}
 	}
 }
