@@ -252,6 +252,15 @@ func applyFio(j *Job, o fioOption, st *fioState) error {
 		var b bool
 		b, err = parseBool(v)
 		j.Direct = !b
+	case "sync":
+		switch v {
+		case "sync", "dsync":
+			j.WriteThrough = true
+		case "none":
+			j.WriteThrough = false
+		default:
+			j.WriteThrough, err = parseBool(v)
+		}
 	case "fsync", "fdatasync":
 		j.Fsync, err = parseIntField(v, 0, 1<<30)
 	case "end_fsync":

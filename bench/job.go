@@ -120,6 +120,9 @@ type Job struct {
 	Fsync    int  // flush after every Fsync writes (0: never)
 	EndFsync bool // flush each file when the job's I/O is done
 	Direct   bool // O_DIRECT on real targets
+	// WriteThrough: each write is on the storage before it completes
+	// (fio sync=1: O_SYNC; diskspd -Sh: FILE_FLAG_WRITE_THROUGH).
+	WriteThrough bool
 
 	Distribution Distribution
 	RandSeed     uint64 // seeds offsets and mixes; 0: derived from the run's seed

@@ -272,7 +272,7 @@ func (st *stream) do(sl *slot, at time.Duration) (time.Duration, error) {
 	case opFlush:
 		return o.file.f.Do(at, models.Flush, 0, 0, nil)
 	case opOpen:
-		f, done, err := st.t.Open(at, o.file.name, o.file.hi, OpenFlags{Write: st.readPct < 100, Create: st.readPct == 0, Direct: st.job.Direct})
+		f, done, err := st.t.Open(at, o.file.name, o.file.hi, OpenFlags{Write: st.readPct < 100, Create: st.readPct == 0, Direct: st.job.Direct, WriteThrough: st.job.WriteThrough})
 		o.file.f = f
 		return done, err
 	default: // opClose
@@ -348,7 +348,7 @@ func runGroup(t Target, jobs []Job, firstIndex int, seed uint64, genesis *time.D
 			continue
 		}
 		for _, f := range st.files {
-			fl, done, err := t.Open(clock.Now(), f.name, f.hi, OpenFlags{Write: st.job.writes(), Direct: st.job.Direct})
+			fl, done, err := t.Open(clock.Now(), f.name, f.hi, OpenFlags{Write: st.job.writes(), Direct: st.job.Direct, WriteThrough: st.job.WriteThrough})
 			if err != nil {
 				return nil, fmt.Errorf("job %q: %w", st.job.Name, err)
 			}
