@@ -565,9 +565,9 @@ func applyFio(j *Job, o fioOption, st *fioState) error {
 	case "sync":
 		switch v {
 		case "1", "sync", "dsync":
-			j.Sync = true
+			j.WriteThrough = true
 		case "0", "none":
-			j.Sync = false
+			j.WriteThrough = false
 		default:
 			return fmt.Errorf("%q: want 0, 1, none, sync or dsync", v)
 		}

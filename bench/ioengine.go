@@ -321,10 +321,7 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 		case rw && o.dir == DirRead && j.Verify != "" && (o.verify || !j.writes()):
 			err = checkPattern(sl.buf[:o.n], o.file.seed, o.off, j.VerifyPattern, o.file.name)
 		}
-		done := now
-		if err == nil && rw && o.dir == DirWrite && j.Sync { // O_SYNC: the write returns when it is durable
-			done, err = o.file.f.Do(done, models.Flush, 0, 0, nil)
-		}
+		done := now // sync=1: the file is open O_SYNC (WriteThrough)
 		mu.Lock()
 		st.complete(sl, done, err)
 		mu.Unlock()

@@ -217,6 +217,9 @@ type Job struct {
 	// Fallocate is how a path target preallocates the job's files when it
 	// lays them out (fio's fallocate; see Fallocate).
 	Fallocate Fallocate
+	// WriteThrough: each write is on the storage before it completes
+	// (fio sync=1: O_SYNC; diskspd -Sh: FILE_FLAG_WRITE_THROUGH).
+	WriteThrough bool
 
 	Distribution Distribution
 	RandSeed     uint64 // seeds offsets and mixes; 0: derived from the run's seed
@@ -263,8 +266,7 @@ type Job struct {
 	DoVerify        bool   // read back and check after writing (fio do_verify, default 1)
 	VerifyBacklog   int64  // verify after every VerifyBacklog writes (0: at the end)
 	VerifyPattern   []byte
-	Sync            bool // O_SYNC writes: each write flushes
-	Fdatasync       int  // as Fsync, with fdatasync
+	Fdatasync       int // as Fsync, with fdatasync
 	FsyncOnClose    bool
 	PreRead         bool
 	ExitAll         bool   // when this job ends, the others of its group stop

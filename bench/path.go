@@ -205,6 +205,9 @@ func (p *Path) Open(at time.Duration, name string, size int64, flags OpenFlags) 
 	if create {
 		mode |= syscall.O_CREAT | syscall.O_TRUNC
 	}
+	if flags.WriteThrough {
+		mode |= os.O_SYNC
+	}
 	if flags.Direct {
 		mode |= oDirect
 	}

@@ -639,7 +639,7 @@ func (st *stream) do(sl *slot, at time.Duration) (time.Duration, error) {
 	case opFlush:
 		return o.file.f.Do(at, models.Flush, 0, 0, nil)
 	case opOpen:
-		f, done, err := st.t.Open(at, o.file.name, o.file.hi, OpenFlags{Write: st.readPct < 100, Create: st.readPct == 0, Direct: j.Direct})
+		f, done, err := st.t.Open(at, o.file.name, o.file.hi, OpenFlags{Write: st.readPct < 100, Create: st.readPct == 0, Direct: j.Direct, WriteThrough: j.WriteThrough})
 		o.file.f = f
 		return done, err
 	case opPark:
@@ -694,11 +694,9 @@ func (st *stream) doIO(sl *slot, at time.Duration) (time.Duration, error) {
 		if buf != nil && j.Verify != "" {
 			fillPattern(buf, o.file.seed, o.off, j.VerifyPattern)
 		}
-		done, err := o.file.f.Do(at, models.Write, o.off, o.n, buf)
-		if err == nil && j.Sync { // O_SYNC: the write returns when it is durable
-			done, err = o.file.f.Do(done, models.Flush, 0, 0, nil)
-		}
-		return done, err
+		// sync=1 (WriteThrough): the file is open O_SYNC on a path, and a
+		// model's write is on the storage before it completes.
+		return o.file.f.Do(at, models.Write, o.off, o.n, buf)
 	}
 	done, err := o.file.f.Do(at, models.Read, o.off, o.n, buf)
 	if err == nil && buf != nil && j.Verify != "" && (o.verify || !j.writes()) {
@@ -923,7 +921,7 @@ func runGroup(t Target, jobs []Job, firstIndex int, seed uint64, genesis *time.D
 			continue
 		}
 		for _, f := range st.files {
-			fl, done, err := t.Open(clock.Now(), f.name, f.hi, OpenFlags{Write: st.job.writes(), Direct: st.job.Direct})
+			fl, done, err := t.Open(clock.Now(), f.name, f.hi, OpenFlags{Write: st.job.writes(), Direct: st.job.Direct, WriteThrough: st.job.WriteThrough})
 			if err != nil {
 				return nil, fmt.Errorf("job %q: %w", st.job.Name, err)
 			}

@@ -172,7 +172,7 @@ func (s *Sim) Open(at time.Duration, name string, size int64, flags OpenFlags) (
 	if err != nil {
 		return nil, done, err
 	}
-	return &simFile{dev: s.dev, e: e, direct: flags.Direct}, done, nil
+	return &simFile{dev: s.dev, e: e, direct: flags.Direct, writeThrough: flags.WriteThrough}, done, nil
 }
 
 // Remove implements Target.
@@ -200,12 +200,13 @@ func (s *Sim) DeviceCounters() DeviceCounters {
 
 // simFile is a file placed on a simulated device. A file opened with
 // OpenFlags.Direct (fio direct=1, the unbuffered Windows tools) issues its
-// reads and writes as models.Request.Direct, so that the model's caches
-// treat them as the real ones treat unbuffered I/O.
+// reads and writes as models.Request.Direct, and one opened WriteThrough
+// (fio sync=1, diskspd -Sh) its writes as models.Request.WriteThrough, so
+// that the model's caches treat them as the real ones do.
 type simFile struct {
-	dev    models.Device
-	e      *Extent
-	direct bool
+	dev                  models.Device
+	e                    *Extent
+	direct, writeThrough bool
 }
 
 // Do implements File.
@@ -213,7 +214,7 @@ func (f *simFile) Do(at time.Duration, op models.Op, off, n int64, _ []byte) (ti
 	if op == models.Flush {
 		return f.dev.Submit(at, models.Request{Op: models.Flush})
 	}
-	return f.dev.Submit(at, models.Request{Op: op, Offset: f.e.Base + off, Length: n, Direct: f.direct})
+	return f.dev.Submit(at, models.Request{Op: op, Offset: f.e.Base + off, Length: n, Direct: f.direct, WriteThrough: f.writeThrough && op == models.Write})
 }
 
 // Close implements File.

@@ -159,7 +159,7 @@ func diskspd() []Job {
 		}
 		jobs = append(jobs, Job{
 			Name: "diskspd 4K random " + dir + " T8 O2", RW: rw, BS: 4 * kib, IODepth: 2, NumJobs: 8,
-			Filename: "diskspd.dat", Size: 4 * gib, Direct: true, TimeBased: true, ValidData: true,
+			Filename: "diskspd.dat", Size: 4 * gib, Direct: true, WriteThrough: true, TimeBased: true, ValidData: true,
 			Runtime: 120 * time.Second, RampTime: 5 * time.Second, Stonewall: true,
 		})
 	}

@@ -49,6 +49,9 @@ type OpenFlags struct {
 	Write  bool // open for writing too
 	Create bool // create (truncate) the file as a file manager does
 	Direct bool // bypass the page cache (real targets)
+	// WriteThrough: writes are on the storage before they complete
+	// (O_SYNC).
+	WriteThrough bool
 }
 
 // File is a file opened on a target. Its methods are called by one

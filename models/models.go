@@ -48,8 +48,8 @@ type Request struct {
 	// Direct: the issuer opened the file unbuffered (O_DIRECT,
 	// FILE_FLAG_NO_BUFFERING): no cache of the machine that issues the
 	// request holds its data. A client on the NAS itself bypasses the
-	// NAS's page cache; a remote client bypasses its own cache, and the
-	// protocol passes the request on as WriteThrough (see package proto).
+	// NAS's page cache; a remote client's flag does not reach the server
+	// (see package proto).
 	Direct bool
 	// WriteThrough: a write is on the storage before it completes
 	// (FILE_FLAG_WRITE_THROUGH, SMB2_WRITEFLAG_WRITE_THROUGH, SCSI FUA);

@@ -145,9 +145,7 @@ func (d *Device) iscsi(at time.Duration, r models.Request) (time.Duration, error
 		}
 		return d.iscsiIO(at, s, r)
 	case models.Write:
-		if s.inFile && !r.Direct {
-			// An unbuffered write (Direct) is not written behind:
-			// the application waits for it.
+		if s.inFile {
 			return d.writeBehind(at, s, r)
 		}
 		return d.iscsiIO(at, s, r)

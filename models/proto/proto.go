@@ -185,17 +185,15 @@ func (d *Device) Submit(at time.Duration, r models.Request) (time.Duration, erro
 }
 
 // atServer returns a remote client's data request r as the server
-// receives it. The client's unbuffered flag (Direct) bypassed the client's
-// own cache; the server — Samba, a file-backed iSCSI LUN — still reads
-// and writes through its page cache (Samba has no O_DIRECT path) and
-// honours write-through (SMB2_WRITEFLAG_WRITE_THROUGH, SCSI FUA). The
-// Windows tools that open unbuffered (diskspd -Sh, IOmeter,
-// CrystalDiskMark) open write-through too, so an unbuffered write arrives
-// as a write-through one.
+// receives it: the client's unbuffered flag (Direct) concerns the client's
+// own cache, not the server's — Samba has no O_DIRECT path and a
+// file-backed iSCSI LUN is read and written through the NAS's page cache —
+// so it is dropped. Write-through (Request.WriteThrough) passes on. The
+// client's cache itself (the SMB client's read-ahead and write-behind, the
+// iSCSI client filesystem's) is modelled as the emulated mount sees it, so
+// that sim: and the emulated targets agree.
 func atServer(r models.Request) models.Request {
-	if r.Direct {
-		r.Direct, r.WriteThrough = false, r.Op == models.Write
-	}
+	r.Direct = false
 	return r
 }
 

@@ -108,7 +108,7 @@ func (d *Device) smb(at time.Duration, r models.Request) (time.Duration, error) 
 	}
 	switch r.Op {
 	case models.Read, models.Write:
-		if s.inFile && !r.Direct && (r.Offset == s.seqEnd || s.seqEnd < 0) && r.End() <= s.file.End() {
+		if s.inFile && (r.Offset == s.seqEnd || s.seqEnd < 0) && r.End() <= s.file.End() {
 			return d.smbStream(at, s, r)
 		}
 		return d.smbData(at, s, r)
@@ -137,11 +137,6 @@ const (
 	smbBehind = 2
 )
 
-// An unbuffered request (models.Request.Direct: FILE_FLAG_NO_BUFFERING,
-// as CrystalDiskMark, diskspd -Sh and IOmeter open their files) bypasses
-// the client's cache: it is sent as it is, without read-ahead or write
-// behind, and the application waits for its answer.
-//
 // smbStream serves the next request of a sequential stream in an open
 // file: a read is answered by the read-ahead when it covers it, and reads
 // ahead the next one; a write is issued at once and the writer goes on,
