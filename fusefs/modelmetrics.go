@@ -75,6 +75,8 @@ var modelMetrics = map[string]modelMetric{
 	"write_amplification":  {name: "nasemu_ssd_write_amplification_ratio", help: "NAND bytes written per host byte written by an SSD since start.", typ: gauge, scale: 1},
 	"gc_victims":           {name: "nasemu_ssd_gc_blocks_total", help: "NAND blocks an SSD's garbage collection has reclaimed.", typ: counter, scale: 1},
 	"gc_pages_copied":      {name: "nasemu_ssd_gc_pages_copied_total", help: "Valid pages an SSD's garbage collection has copied out of the blocks it reclaimed.", typ: counter, scale: 1},
+	"read_retries":         {name: "nasemu_ssd_read_retry_steps_total", help: "Read-retry steps an SSD has taken: re-reads of a page at shifted reference voltages after its ECC failed (each costs another page read).", typ: counter, scale: 1},
+	"map_cache_misses":     {name: "nasemu_ssd_map_cache_misses_total", help: "Host requests a DRAM-less SSD served after first reading a mapping-table page from NAND (its map cache missed).", typ: counter, scale: 1},
 	"slc_folds":            {name: "nasemu_ssd_slc_folds_total", help: "Times an SSD has folded data from its SLC cache into TLC/QLC blocks.", typ: counter, scale: 1},
 	"slc_cache_bytes":      {name: "nasemu_ssd_slc_cache_bytes", help: "Size of an SSD's SLC cache now (it shrinks as the drive fills).", typ: gauge, scale: 1},
 	"slc_cache_used_bytes": {name: "nasemu_ssd_slc_cache_used_bytes", help: "Bytes held in an SSD's SLC cache, not yet folded.", typ: gauge, scale: 1},
