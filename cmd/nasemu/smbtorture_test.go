@@ -173,6 +173,10 @@ func suiteOf(name string) string {
 // time scale 0.01, so that the model's pacing costs little wall time)
 // every test they pass on a stock smbd sharing a plain directory, except
 // the known differences listed with their reasons in smbtortureKnown.
+// It tells the configurations apart: a share with DOS attributes and EAs
+// off (smb.SambaConfig.NoXattrs, which the share's smbd once always had)
+// fails smb2.getinfo.getinfo_access, getinfo.qfile_buffercheck and
+// rename.close-full-information, which pass on stock smbd.
 func TestSmbtortureNasMatchesStock(t *testing.T) {
 	needSamba(t)
 	bin := needSmbtorture(t)
