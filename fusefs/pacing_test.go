@@ -64,6 +64,7 @@ func TestPacing(t *testing.T) {
 		p50, fastest = lat[len(lat)/2], lat[0]
 		t.Logf("4 KiB random read through the mount, model 1 ms: p50 %v, p90 %v, min %v (compensation %v at 1 ms)", p50, lat[len(lat)*9/10], fastest, s.fs.CompensationAt(time.Millisecond))
 		if fastest < 850*time.Microsecond {
+			s.unmount(t) // the backing directory is locked to one share at a time
 			s = mount()
 			continue
 		}
