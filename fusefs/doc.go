@@ -187,7 +187,18 @@
 // loss (and what it acknowledged survives it) or fails. The kernel's
 // pages and attributes of the open files are dropped, so that reads
 // through stale handles reach the share. Behind smbd (nasemu nas) the
-// SMB client's open handles fail the same way; new opens work.
+// SMB client's open handles fail the same way; new opens work. The one
+// exception is fstat of a directory: the kernel asks for a directory's
+// attributes by node, never by handle, so a stale one is answered from
+// its path (ENOENT when the loss removed it).
+//
+// An open directory keeps its attributes (dirHandle): a directory that
+// rename(2) replaced or rmdir(2) removed while open answers fstat, fchmod,
+// fchown and futimens through the descriptor of the handle, with its own
+// inode number and mode, as on a local filesystem (go-fuse's loopback
+// looks it up by a path that names another directory or none: go-fuse
+// issue 55). It lives on in the backing filesystem, unlinked, only while
+// it is open, so nothing of it stays in the backing directory.
 //
 // The emulator killed (SIGKILL) or crashed is not a power loss: the
 // journal is not kept on disk, so the next mount cannot undo the running

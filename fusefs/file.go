@@ -14,12 +14,20 @@ import (
 // without embedding it: the loopback file offers its descriptor for FUSE
 // passthrough, and a passthrough read or write would never reach the model.
 type file struct {
-	lf    *fs.LoopbackFile
+	handle
 	fd    int
 	ino   uint64 // the backing inode: the allocator's key
 	inode *fs.Inode
-	fs    *FS
-	boot  uint64 // the boot it was opened in (see reboot)
+}
+
+// handle is what an open file and an open directory of the share have in
+// common: a backing descriptor, opened in one boot of the NAS, through
+// which the node's attributes are read and set until a power loss makes it
+// stale.
+type handle struct {
+	lf   *fs.LoopbackFile
+	fs   *FS
+	boot uint64 // the boot it was opened in (see reboot)
 }
 
 var (
@@ -37,16 +45,16 @@ var (
 
 // newFile wraps an open loopback file, opened in boot (see reboot).
 func (f *FS) newFile(lf *fs.LoopbackFile, ino uint64, inode *fs.Inode, boot uint64) *file {
-	h := &file{lf: lf, fd: -1, ino: ino, inode: inode, fs: f, boot: boot}
+	h := &file{handle: handle{lf: lf, fs: f, boot: boot}, fd: -1, ino: ino, inode: inode}
 	// The descriptor stays valid until Release closes the loopback file.
 	h.fd, _ = lf.PassthroughFd()
 	f.reboot.opened(h)
 	return h
 }
 
-// stale reports whether the file was opened before the last power loss:
-// every call through it fails (see reboot).
-func (h *file) stale() bool { return h.fs.reboot.stale(h.boot) }
+// stale reports whether the handle was opened before the last power
+// loss: every call through it fails (see reboot).
+func (h *handle) stale() bool { return h.fs.reboot.stale(h.boot) }
 
 // Read implements fs.FileReader: the mapped blocks of the range are charged
 // as reads of the volume, then the bytes come from the backing file.
@@ -173,16 +181,18 @@ func (h *file) Flush(ctx context.Context) syscall.Errno {
 	return h.lf.Flush(ctx)
 }
 
-// Getattr implements fs.FileGetattrer.
-func (h *file) Getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errno {
+// Getattr implements fs.FileGetattrer: the attributes of the file or
+// directory that was opened, whatever its path names now.
+func (h *handle) Getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errno {
 	if h.stale() {
 		return staleErrno
 	}
 	return h.lf.Getattr(ctx, out)
 }
 
-// Setattr implements fs.FileSetattrer; the node frees truncated blocks.
-func (h *file) Setattr(ctx context.Context, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+// Setattr implements fs.FileSetattrer (for a file, the node frees
+// truncated blocks).
+func (h *handle) Setattr(ctx context.Context, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	if h.stale() {
 		return staleErrno
 	}

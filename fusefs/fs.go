@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 	"github.com/nasemu/nasemu/emu"
 	"github.com/nasemu/nasemu/emu/extent"
 	"github.com/nasemu/nasemu/models"
+	"golang.org/x/sys/unix"
 )
 
 // BlockSize is the allocation unit of the share's extent allocator, the
@@ -392,6 +394,9 @@ func (s chargeStore) Close() error                           { return nil }
 type node struct {
 	*fs.LoopbackNode
 	fs *FS
+
+	dirsMu sync.Mutex
+	dirs   []*dirHandle // a directory's open handles (see openDir)
 }
 
 var (
@@ -474,12 +479,32 @@ func (n *node) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut)
 	if errno = n.fs.chargeAttr(); errno != 0 {
 		return errno
 	}
+	fh = n.attrHandle(fh)
 	n.fs.journal.mu.RLock()
 	defer n.fs.journal.mu.RUnlock()
 	if errno = n.LoopbackNode.Getattr(ctx, fh, out); errno == 0 {
 		n.fs.hideHeldLinksLocked(&out.Attr)
 	}
 	return errno
+}
+
+// attrHandle returns the handle through which to get or set the node's
+// attributes, given the one the call came with. The kernel sends none for
+// a directory (go-fuse passes its first open handle to a getattr, which
+// may be stale): the newest handle of this boot that has the directory
+// open answers for it (see openDir), else its path.
+func (n *node) attrHandle(fh fs.FileHandle) fs.FileHandle {
+	if d, ok := fh.(*dirHandle); fh != nil && (!ok || !d.stale()) {
+		return fh
+	}
+	n.dirsMu.Lock()
+	defer n.dirsMu.Unlock()
+	for i := len(n.dirs) - 1; i >= 0; i-- {
+		if d := n.dirs[i]; !d.stale() {
+			return d
+		}
+	}
+	return nil
 }
 
 // hideHeldLinksLocked takes the links that wait in the holding directory
@@ -504,6 +529,7 @@ func (n *node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn
 	if h, ok := fh.(*file); ok && h.stale() {
 		return staleErrno
 	}
+	fh = n.attrHandle(fh)
 	if errno = n.fs.chargeAttr(); errno != 0 {
 		return errno
 	}
@@ -983,12 +1009,52 @@ func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fh fs.FileHandl
 	}
 	n.fs.journal.mu.RLock()
 	boot := n.fs.reboot.boot.Load()
-	ds, errno := fs.NewLoopbackDirStream(n.path())
+	d, errno := openDir(n.path(), n.IsRoot())
 	n.fs.journal.mu.RUnlock()
 	if errno != 0 {
 		return nil, 0, errno
 	}
-	return &dirHandle{DirStream: ds, hide: n.IsRoot(), fs: n.fs, boot: boot}, 0, 0
+	d.hide, d.fs, d.boot, d.node = n.IsRoot(), n.fs, boot, n
+	n.dirsMu.Lock()
+	n.dirs = append(n.dirs, d)
+	n.dirsMu.Unlock()
+	return d, 0, 0
+}
+
+// openDir opens the backing directory at path for a dirHandle: a listing
+// and, on a second descriptor of the same open directory, its attributes.
+// The kernel asks for an open directory's attributes by node, never by
+// handle, and a loopback node finds its backing by path: once a rename
+// replaced the directory (or rmdir removed it), its path names another
+// inode or none. go-fuse passes the node's first open handle along, and
+// the handle answers through its descriptor, which still names the
+// directory that was opened, as an open directory on a local filesystem
+// does (go-fuse issue 55). A replaced directory thus lives in the backing
+// filesystem only while it is open: nothing is left behind. A symlink is
+// followed only at the root (a backing directory may be one); below it, a
+// symlink a client put where the node's directory was is not a directory
+// to list.
+func openDir(path string, root bool) (*dirHandle, syscall.Errno) {
+	flags := syscall.O_RDONLY | syscall.O_DIRECTORY | syscall.O_CLOEXEC
+	if !root {
+		flags |= syscall.O_NOFOLLOW
+	}
+	fd, err := syscall.Open(path, flags, 0)
+	if err != nil {
+		return nil, toErrno(err)
+	}
+	afd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		syscall.Close(fd)
+		return nil, toErrno(err)
+	}
+	ds, errno := fs.NewLoopbackDirStreamFd(fd)
+	if errno != 0 {
+		syscall.Close(fd)
+		syscall.Close(afd)
+		return nil, errno
+	}
+	return &dirHandle{DirStream: ds, handle: handle{lf: fs.NewLoopbackFile(afd).(*fs.LoopbackFile)}}, 0
 }
 
 // Statfs implements fs.NodeStatfser: the modelled usable capacity and the
@@ -1016,12 +1082,13 @@ func (n *node) CopyFileRange(ctx context.Context, fhIn fs.FileHandle, offIn uint
 }
 
 // dirHandle is a directory listing that can hide the emulator's own
-// entries; its fsync commits the journal.
+// entries; its fsync commits the journal. It answers for the attributes
+// of the directory it opened (see openDir).
 type dirHandle struct {
 	fs.DirStream
-	hide bool
-	fs   *FS
-	boot uint64 // the boot it was opened in: stale after a power loss (see reboot)
+	handle // the open directory, for its attributes
+	node   *node
+	hide   bool
 }
 
 var (
@@ -1029,11 +1096,13 @@ var (
 	_ fs.FileSeekdirer    = (*dirHandle)(nil)
 	_ fs.FileReleasedirer = (*dirHandle)(nil)
 	_ fs.FileFsyncdirer   = (*dirHandle)(nil)
+	_ fs.FileGetattrer    = (*dirHandle)(nil)
+	_ fs.FileSetattrer    = (*dirHandle)(nil)
 )
 
 // Readdirent implements fs.FileReaddirenter.
 func (d *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
-	if d.fs.reboot.stale(d.boot) {
+	if d.stale() {
 		return nil, staleErrno
 	}
 	for {
@@ -1047,7 +1116,7 @@ func (d *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Err
 
 // Seekdir implements fs.FileSeekdirer.
 func (d *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
-	if d.fs.reboot.stale(d.boot) {
+	if d.stale() {
 		return staleErrno
 	}
 	return d.DirStream.(fs.FileSeekdirer).Seekdir(ctx, off)
@@ -1055,7 +1124,12 @@ func (d *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 
 // Releasedir implements fs.FileReleasedirer.
 func (d *dirHandle) Releasedir(ctx context.Context, flags uint32) {
+	n := d.node
+	n.dirsMu.Lock()
+	n.dirs = slices.DeleteFunc(n.dirs, func(o *dirHandle) bool { return o == d })
+	n.dirsMu.Unlock()
 	d.DirStream.(fs.FileReleasedirer).Releasedir(ctx, flags)
+	d.lf.Release(ctx)
 }
 
 // Fsyncdir implements fs.FileFsyncdirer: like any fsync, it commits the
@@ -1063,7 +1137,7 @@ func (d *dirHandle) Releasedir(ctx context.Context, flags uint32) {
 func (d *dirHandle) Fsyncdir(ctx context.Context, flags uint32) syscall.Errno {
 	d.fs.reboot.mu.RLock() // no power loss between the check and the commit
 	defer d.fs.reboot.mu.RUnlock()
-	if d.fs.reboot.stale(d.boot) {
+	if d.stale() {
 		return staleErrno
 	}
 	if errno := d.DirStream.(fs.FileFsyncdirer).Fsyncdir(ctx, flags); errno != 0 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -360,4 +361,128 @@ func TestRobustNlinkUnlinkedOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	nlink("fstat of an open file without names after the commit", fstat, 0)
+}
+
+// TestRobustRenameOverOpenDir is go-fuse posixtest's RenameOpenDir (go-fuse
+// issue 55) and what must hold around it: a directory replaced by a
+// rename while it is open keeps its inode number and mode through the
+// descriptor (fstat, fchmod, an empty listing), as on tmpfs; nothing of it
+// stays in the backing directory once it is closed; the rename survives a
+// remount, and a power loss before the commit undoes it while the stale
+// descriptor fails and the path answers for the rebooted NAS's directory.
+func TestRobustRenameOverOpenDir(t *testing.T) {
+	backing := t.TempDir()
+	s := mountShare(t, freeModel(t, 1<<30), &emu.VirtualClock{}, backing, Options{})
+	data := []byte("moved with dir1")
+	// replaceOpen makes dir1 (with a file) and dir2 (empty, mode 0700),
+	// opens dir2 and renames dir1 over it; it returns the descriptor and
+	// dir2's attributes from before.
+	replaceOpen := func() (*os.File, syscall.Stat_t) {
+		t.Helper()
+		if err := os.Mkdir(s.path("dir1"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(s.path("dir2"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		writeSynced(t, s.path("dir1/f"), data) // commits both
+		var st syscall.Stat_t
+		if err := syscall.Stat(s.path("dir2"), &st); err != nil {
+			t.Fatal(err)
+		}
+		d, err := os.Open(s.path("dir2"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// rename(2) itself: os.Rename refuses to replace a directory.
+		if err := syscall.Rename(s.path("dir1"), s.path("dir2")); err != nil {
+			d.Close()
+			t.Fatal(err)
+		}
+		return d, st
+	}
+	d, before := replaceOpen()
+	defer d.Close()
+	fd := int(d.Fd())
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		t.Fatalf("fstat of the replaced open directory: %v", err)
+	}
+	if st.Ino != before.Ino || st.Mode != syscall.S_IFDIR|0o700 || st.Nlink != 0 {
+		t.Errorf("fstat of the replaced open directory: ino %d mode %o nlink %d, want ino %d mode %o nlink 0",
+			st.Ino, st.Mode, st.Nlink, before.Ino, syscall.S_IFDIR|0o700)
+	}
+	if err := syscall.Fchmod(fd, 0o750); err != nil {
+		t.Errorf("fchmod of the replaced open directory: %v", err)
+	} else if err := syscall.Fstat(fd, &st); err != nil || st.Mode != syscall.S_IFDIR|0o750 {
+		t.Errorf("fstat after fchmod: mode %o, %v; want %o", st.Mode, err, syscall.S_IFDIR|0o750)
+	}
+	// The kernel lists no removed directory (ENOENT, as tmpfs and ext4).
+	if names, err := d.Readdirnames(-1); !errors.Is(err, syscall.ENOENT) {
+		t.Errorf("listing of the replaced open directory: %q, %v; want ENOENT", names, err)
+	}
+	if err := syscall.Stat(s.path("dir2"), &st); err != nil || st.Ino == before.Ino || st.Mode != syscall.S_IFDIR|0o755 {
+		t.Errorf("stat of dir2 by path: ino %d mode %o, %v; want dir1's directory (mode %o)", st.Ino, st.Mode, err, syscall.S_IFDIR|0o755)
+	}
+	d.Close()
+	syncDir(t, s.path("dir2")) // commits the rename
+	// listing returns the names in a directory, sorted.
+	listing := func(dir string) []string {
+		t.Helper()
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+	shows := func(what string, got []string, want ...string) {
+		t.Helper()
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: %q, want %q", what, got, want)
+		}
+	}
+	shows("the share's root", listing(s.mnt), "dir2")
+	shows("the share's dir2", listing(s.path("dir2")), "f")
+	var own []string
+	for _, name := range listing(backing) {
+		if !hiddenName(name) {
+			own = append(own, name)
+		}
+	}
+	shows("the backing directory (without the emulator's files)", own, "dir2")
+	shows("the backing dir2", listing(backing+"/dir2"), "f")
+	shows("the holding directory", heldFiles(s))
+
+	s.unmount(t)
+	s = mountShare(t, freeModel(t, 1<<30), &emu.VirtualClock{}, backing, Options{})
+	shows("the share's root after a remount", listing(s.mnt), "dir2")
+	holds(t, s.path("dir2/f"), data, "dir1's file, renamed over an open dir2, after a remount")
+	if err := syscall.Stat(s.path("dir2"), &st); err != nil || st.Mode != syscall.S_IFDIR|0o755 {
+		t.Errorf("dir2 after a remount: mode %o, %v; want %o", st.Mode, err, syscall.S_IFDIR|0o755)
+	}
+
+	// The same rename, then a power loss before it commits.
+	if err := os.RemoveAll(s.path("dir2")); err != nil {
+		t.Fatal(err)
+	}
+	syncDir(t, s.mnt)
+	d, before = replaceOpen()
+	defer d.Close()
+	s.powerLoss(t)
+	// The replaced directory is gone (the rebooted NAS has the one it
+	// replaced again, a new inode), as the kernel knows.
+	if err := syscall.Fstat(int(d.Fd()), &st); !errors.Is(err, syscall.ENOENT) {
+		t.Errorf("fstat of a replaced directory opened before a power loss: ino %d, %v; want ENOENT", st.Ino, err)
+	}
+	d.Close()
+	holds(t, s.path("dir1/f"), data, "dir1's file after the power loss undid the rename")
+	if err := syscall.Stat(s.path("dir2"), &st); err != nil || st.Mode != syscall.S_IFDIR|0o700 {
+		t.Errorf("dir2 after the power loss undid its replacement: mode %o, %v; want %o", st.Mode, err, syscall.S_IFDIR|0o700)
+	}
+	shows("the share's dir2 after the power loss", listing(s.path("dir2")))
+	shows("the share's root after the power loss", listing(s.mnt), "dir1", "dir2")
 }
