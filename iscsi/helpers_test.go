@@ -56,12 +56,19 @@ func freeModel(t testing.TB, size int64) models.Device {
 // startTarget serves model over store on 127.0.0.1 until the test ends.
 func startTarget(t testing.TB, model models.Device, store emu.Store, cfg TargetConfig) *testTarget {
 	t.Helper()
+	return startTargetLU(t, model, store, scsi.Config{}, cfg)
+}
+
+// startTargetLU is startTarget with the logical unit's configuration.
+func startTargetLU(t testing.TB, model models.Device, store emu.Store, luCfg scsi.Config, cfg TargetConfig) *testTarget {
+	t.Helper()
 	vol, err := emu.NewVolume(model, store, emu.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := &syncBuffer{}
-	lu, err := scsi.New(vol, scsi.Config{ID: LUNID(testIQN, 0)})
+	luCfg.ID = LUNID(testIQN, 0)
+	lu, err := scsi.New(vol, luCfg)
 	if err != nil {
 		t.Fatal(err)
 	}

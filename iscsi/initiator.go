@@ -14,6 +14,7 @@ import (
 
 	"github.com/nasemu/nasemu/iscsi/pdu"
 	"github.com/nasemu/nasemu/iscsi/scsi"
+	"github.com/nasemu/nasemu/models"
 )
 
 // DefaultInitiatorIQN is the initiator name when none is configured.
@@ -93,13 +94,20 @@ func (e *StatusError) Error() string {
 }
 
 // Is makes a StatusError match ErrLUNotSupported when its sense says
-// LOGICAL UNIT NOT SUPPORTED.
+// LOGICAL UNIT NOT SUPPORTED, and models.ErrOutOfRange when it says
+// LOGICAL BLOCK ADDRESS OUT OF RANGE (a command past the LUN's end).
 func (e *StatusError) Is(target error) bool {
-	if target != ErrLUNotSupported {
+	k, asc, ascq := e.Result.SenseKey()
+	if e.Result.Status != scsi.StatusCheckCondition || k != scsi.KeyIllegalRequest || ascq != 0 {
 		return false
 	}
-	k, asc, ascq := e.Result.SenseKey()
-	return e.Result.Status == scsi.StatusCheckCondition && k == scsi.KeyIllegalRequest && asc == 0x25 && ascq == 0
+	switch target {
+	case ErrLUNotSupported:
+		return asc == 0x25
+	case models.ErrOutOfRange:
+		return asc == 0x21
+	}
+	return false
 }
 
 // ErrLUNotSupported matches a command refused because its LUN does not
