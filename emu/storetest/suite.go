@@ -1,6 +1,7 @@
 // Package storetest is the conformance suite that every emu.Store — a
-// memory store, a file, a volatile cache, an emulated Volume, and later a
-// FUSE mount or an iSCSI LUN seen through a Store adapter — must pass.
+// memory store, a file, a volatile cache, an emulated Volume, a file on a
+// FUSE mount of a share (fusefs), an iSCSI LUN seen through the
+// initiator and a Store adapter (iscsi) — must pass.
 package storetest
 
 import (
