@@ -20,6 +20,10 @@ import (
 // direct I/O, so each read and write is a request of its own, as smbd's
 // are; on a direct mount the client's page cache sits between, and writes
 // reach the share as write-back and at fsync.
+//
+// One check holds by the adapter alone: OutOfRange. A file has no end
+// that a write cannot pass (it grows), so FileStore refuses accesses past
+// its size before they reach the mount.
 func TestStoreConformanceOverMount(t *testing.T) {
 	for _, front := range []struct {
 		name  string
