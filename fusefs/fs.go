@@ -1026,10 +1026,10 @@ func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fh fs.FileHandl
 // The kernel asks for an open directory's attributes by node, never by
 // handle, and a loopback node finds its backing by path: once a rename
 // replaced the directory (or rmdir removed it), its path names another
-// inode or none. go-fuse passes the node's first open handle along, and
-// the handle answers through its descriptor, which still names the
-// directory that was opened, as an open directory on a local filesystem
-// does (go-fuse issue 55). A replaced directory thus lives in the backing
+// inode or none. So the node answers through one of its open handles
+// (attrHandle), whose descriptor still names the directory that was
+// opened, as an open directory on a local filesystem does (go-fuse issue
+// 55). A replaced directory thus lives in the backing
 // filesystem only while it is open: nothing is left behind. A symlink is
 // followed only at the root (a backing directory may be one); below it, a
 // symlink a client put where the node's directory was is not a directory
