@@ -159,7 +159,7 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 	scale := fs.Float64("time-scale", 1, "run the model F times slower than real time (for setups faster than this host)")
 	seed := fs.Uint64("seed", 1, "seed of the model's random choices")
 	verbose := fs.Bool("verbose", false, "log every event of the emulator")
-	readyFile := fs.String("ready-file", "", "once the share and the LUN are up, write PATH (KEY=VALUE lines: pid, smb, iscsi, socket); removed at exit")
+	readyFile := fs.String("ready-file", "", "once the share and the LUN are up, write PATH (KEY=VALUE lines: pid, smb, iscsi, socket, metrics); removed at exit")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
