@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/nasemu/nasemu/fusefs"
 )
@@ -143,13 +145,20 @@ func writeReadyFile(path string, kv [][2]string) error {
 // healthHandler answers /healthz: 200 while the share is mounted and its
 // filesystem answers, with the state of its arrays (a degraded array is
 // healthy emulation of an unhealthy NAS); 503 before and after.
-func healthHandler(f *fusefs.FS) http.Handler {
+//
+// servers, when not nil, reports what else must be up (for 'nasemu nas':
+// smbd and the iSCSI target): an error makes the share down.
+func healthHandler(f *fusefs.FS, servers func() error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		st := f.Status()
 		down := func(format string, a ...any) {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			fmt.Fprintf(w, "down: "+format+"\n", a...)
+		}
+		var serversErr error
+		if servers != nil {
+			serversErr = servers()
 		}
 		switch _, err := os.Stat(st.Mountpoint); {
 		case st.Mountpoint == "":
@@ -158,6 +167,8 @@ func healthHandler(f *fusefs.FS) http.Handler {
 			down("%s is not mounted", st.Mountpoint)
 		case err != nil:
 			down("%v", err)
+		case serversErr != nil:
+			down("%v", serversErr)
 		default:
 			fmt.Fprintf(w, "ok: mounted at %s", st.Mountpoint)
 			level := map[string]string{}
@@ -182,5 +193,23 @@ func (i nasInfo) readyLines() [][2]string {
 	if i.RunDir != "" {
 		kv = append(kv, [2]string{"socket", filepath.Join(i.RunDir, "ctl.sock")})
 	}
+	if i.Metrics != "" {
+		kv = append(kv, [2]string{"metrics", i.Metrics})
+	}
 	return kv
+}
+
+// serveMetrics serves m at http://addr/metrics and health at /healthz
+// until stop is called; it returns the address it listens on.
+func serveMetrics(addr string, m *fusefs.Metrics, health http.Handler) (string, func(), error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, usagef("--metrics %s: %v", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", m.Handler())
+	mux.Handle("/healthz", health)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(l)
+	return l.Addr().String(), func() { srv.Close() }, nil
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -124,18 +123,13 @@ func mount(ctx context.Context, args []string, stderr io.Writer) error {
 	go f.ServeControl(ctl)
 
 	if *metricsAddr != "" {
-		l, err := net.Listen("tcp", *metricsAddr)
+		addr, stop, err := serveMetrics(*metricsAddr, metrics, healthHandler(f, nil))
 		if err != nil {
-			return usagef("--metrics %s: %v", *metricsAddr, err)
+			return err
 		}
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", metrics.Handler())
-		mux.Handle("/healthz", healthHandler(f))
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go srv.Serve(l)
-		defer srv.Close()
-		*metricsAddr = l.Addr().String()
-		fmt.Fprintf(stderr, "nasemu mount: metrics at http://%s/metrics (health at /healthz)\n", l.Addr())
+		defer stop()
+		*metricsAddr = addr
+		fmt.Fprintf(stderr, "nasemu mount: metrics at http://%s/metrics (health at /healthz)\n", addr)
 	}
 
 	if err := f.Mount(mountpoint); err != nil {

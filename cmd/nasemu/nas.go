@@ -34,6 +34,8 @@ type nasInfo struct {
 	FS         *fusefs.FS
 	URL        string // bench target address of the share, no password
 
+	Metrics string // the address of /metrics and /healthz ("" without --metrics)
+
 	ISCSI  string      // the iSCSI portal's address ("" without --iscsi)
 	IQN    string      // the target's name
 	Array  *nasArray   // the one-array model, with --iscsi
@@ -141,7 +143,10 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 	fs := newFlags("nas", "--setup SETUP (--smb HOST:PORT --backing DIR [--user U --password-file F] | --iscsi HOST:PORT --lun FILE)...", stderr)
 	setupName := fs.String("setup", "", "the modelled NAS: a built-in setup's name or a YAML file")
 	backing := fs.String("backing", "", "directory that holds the share's files (kept across runs; with --smb)")
-	smbAddr := fs.String("smb", "", "serve the share over SMB at HOST:PORT, a loopback address (e.g. 127.0.0.1:4450)")
+	smbAddr := fs.String("smb", "", "serve the share over SMB at HOST:PORT, a loopback address (e.g. 127.0.0.1:4450) unless --smb-public")
+	smbPublic := fs.Bool("smb-public", false, "allow --smb on an address other hosts reach (0.0.0.0:445 in a container); the password alone guards the share")
+	metricsAddr := fs.String("metrics", "", "serve the share's Prometheus metrics at HOST:PORT/metrics and its health at /healthz (with --smb), a loopback address unless --metrics-public")
+	metricsPublic := fs.Bool("metrics-public", false, "allow --metrics on an address other hosts reach (served without authentication)")
 	userName := fs.String("user", "", "the account allowed on the share: an existing Unix user (default: the current user)")
 	passwordFile := fs.String("password-file", "", "file whose first line is the account's password (default: $"+smb.PasswordEnv+")")
 	share := fs.String("share", "nas", "the share's name")
@@ -154,7 +159,7 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 	scale := fs.Float64("time-scale", 1, "run the model F times slower than real time (for setups faster than this host)")
 	seed := fs.Uint64("seed", 1, "seed of the model's random choices")
 	verbose := fs.Bool("verbose", false, "log every event of the emulator")
-	readyFile := fs.String("ready-file", "", "once the share and the LUN are up, write PATH (KEY=VALUE lines: pid, smb, iscsi, socket); removed at exit")
+	readyFile := fs.String("ready-file", "", "once the share and the LUN are up, write PATH (KEY=VALUE lines: pid, smb, iscsi, socket, metrics); removed at exit")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -167,6 +172,10 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 		return usagef("--smb HOST:PORT or --iscsi HOST:PORT is required (or both)")
 	case *smbAddr != "" && *backing == "":
 		return usagef("--backing is required with --smb")
+	case *metricsAddr != "" && *smbAddr == "":
+		return usagef("--metrics goes with --smb: they are the share's metrics")
+	case *metricsAddr != "" && !*metricsPublic && !loopback(*metricsAddr):
+		return usagef("--metrics %s: not a loopback address; the metrics are served without authentication, so give --metrics-public to serve them to other hosts", *metricsAddr)
 	case *iscsiAddr != "" && *lunFile == "":
 		return usagef("--lun FILE is required with --iscsi: the file that holds the LUN's bytes")
 	case *iscsiAddr == "" && (*lunFile != "" || *lunSizeFlag != "" || *chapUser != ""):
@@ -198,7 +207,7 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 		if password, err = nasPassword(*passwordFile); err != nil {
 			return err
 		}
-		probe := smb.SambaConfig{Dir: "-", Path: "-", Addr: *smbAddr, Password: password}
+		probe := smb.SambaConfig{Dir: "-", Path: "-", Addr: *smbAddr, Public: *smbPublic, Password: password}
 		if err := probe.Validate(); err != nil {
 			return usagef("--smb: %v", err)
 		}
@@ -258,8 +267,10 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 	// The share's volume, unmounted yet, or a volume of its own that
 	// serialises the array of a LUN served alone.
 	var f *fusefs.FS
+	var metrics *fusefs.Metrics
 	if *smbAddr != "" {
-		f, err = fusefs.New(model, clock, *backing, fusefs.Options{Logger: log, Replacement: replacementDrives(s, *seed), Front: fusefs.FrontSMB, JournalInterval: journalInterval(s)})
+		metrics = fusefs.NewMetrics()
+		f, err = fusefs.New(model, clock, *backing, fusefs.Options{Logger: log, Metrics: metrics, Replacement: replacementDrives(s, *seed), Front: fusefs.FrontSMB, JournalInterval: journalInterval(s)})
 		if err != nil {
 			return err
 		}
@@ -332,7 +343,7 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 		done := make(chan struct{})
 		go func() { f.Wait(); close(done) }()
 		unmounted = done
-		srv, err = smb.StartSamba(smb.SambaConfig{Dir: filepath.Join(runDir, "samba"), Addr: *smbAddr, Share: *share, Path: mnt, User: *userName, Password: password})
+		srv, err = smb.StartSamba(smb.SambaConfig{Dir: filepath.Join(runDir, "samba"), Addr: *smbAddr, Public: *smbPublic, Share: *share, Path: mnt, User: *userName, Password: password})
 		if err != nil {
 			return errors.Join(nasError(err), stopLUN(), f.Unmount())
 		}
@@ -352,6 +363,23 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 			fmt.Fprintf(stderr, "nasemu nas: warning: this kernel splits an SMB client's 1 MiB requests in two on their way to the share, and each half is charged as a request (fs.fuse.max_pages_limit is below 257): raise it with 'sysctl fs.fuse.max_pages_limit=1024'\n")
 		}
 		fmt.Fprintf(stderr, "nasemu nas: control socket %s\n", filepath.Join(runDir, "ctl.sock"))
+		if *metricsAddr != "" {
+			smbUp := func() error {
+				select {
+				case <-srv.Exited():
+					return errors.New("smbd has exited")
+				default:
+					return nil
+				}
+			}
+			addr, stopMetrics, err := serveMetrics(*metricsAddr, metrics, healthHandler(f, smbUp))
+			if err != nil {
+				return errors.Join(err, stopAll())
+			}
+			defer stopMetrics()
+			info.Metrics = addr
+			fmt.Fprintf(stderr, "nasemu nas: metrics at http://%s/metrics (health at /healthz)\n", addr)
+		}
 	}
 	if lun != nil {
 		fmt.Fprintf(stderr, "nasemu nas: iSCSI LUN 0 of %s at %s: %s at the end of the array of %s (from %s), bytes in %s\n",
