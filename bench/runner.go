@@ -218,8 +218,9 @@ type stream struct {
 	align  int64
 	units  uint64 // align units of the smallest file range
 
-	files []*fileState
-	cur   int
+	files  []*fileState
+	cur    int
+	thread int // the instance's index in its group (OpenFlags.Thread)
 
 	budget   int64 // bytes left to issue; <0: unlimited (time based)
 	ios      int64 // I/Os left to issue (number_ios); <0: unlimited
@@ -639,7 +640,7 @@ func (st *stream) do(sl *slot, at time.Duration) (time.Duration, error) {
 	case opFlush:
 		return o.file.f.Do(at, models.Flush, 0, 0, nil)
 	case opOpen:
-		f, done, err := st.t.Open(at, o.file.name, o.file.hi, OpenFlags{Write: st.readPct < 100, Create: st.readPct == 0, Direct: j.Direct, WriteThrough: j.WriteThrough})
+		f, done, err := st.t.Open(at, o.file.name, o.file.hi, OpenFlags{Write: st.readPct < 100, Create: st.readPct == 0, Direct: j.Direct, WriteThrough: j.WriteThrough, Thread: st.thread})
 		o.file.f = f
 		return done, err
 	case opPark:
@@ -911,6 +912,7 @@ func runGroup(t Target, jobs []Job, firstIndex int, seed uint64, genesis *time.D
 			if err != nil {
 				return nil, err
 			}
+			st.thread = len(streams)
 			streams = append(streams, st)
 		}
 	}
@@ -921,7 +923,7 @@ func runGroup(t Target, jobs []Job, firstIndex int, seed uint64, genesis *time.D
 			continue
 		}
 		for _, f := range st.files {
-			fl, done, err := t.Open(clock.Now(), f.name, f.hi, OpenFlags{Write: st.job.writes(), Direct: st.job.Direct, WriteThrough: st.job.WriteThrough})
+			fl, done, err := t.Open(clock.Now(), f.name, f.hi, OpenFlags{Write: st.job.writes(), Direct: st.job.Direct, WriteThrough: st.job.WriteThrough, Thread: st.thread})
 			if err != nil {
 				return nil, fmt.Errorf("job %q: %w", st.job.Name, err)
 			}

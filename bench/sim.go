@@ -172,7 +172,7 @@ func (s *Sim) Open(at time.Duration, name string, size int64, flags OpenFlags) (
 	if err != nil {
 		return nil, done, err
 	}
-	return &simFile{dev: s.dev, e: e, direct: flags.Direct, writeThrough: flags.WriteThrough}, done, nil
+	return &simFile{dev: s.dev, e: e, direct: flags.Direct, writeThrough: flags.WriteThrough, thread: flags.Thread}, done, nil
 }
 
 // Remove implements Target.
@@ -207,6 +207,7 @@ type simFile struct {
 	dev                  models.Device
 	e                    *Extent
 	direct, writeThrough bool
+	thread               int // the job instance that opened it
 }
 
 // Do implements File.
@@ -214,7 +215,7 @@ func (f *simFile) Do(at time.Duration, op models.Op, off, n int64, _ []byte) (ti
 	if op == models.Flush {
 		return f.dev.Submit(at, models.Request{Op: models.Flush})
 	}
-	return f.dev.Submit(at, models.Request{Op: op, Offset: f.e.Base + off, Length: n, Direct: f.direct, WriteThrough: f.writeThrough && op == models.Write})
+	return f.dev.Submit(at, models.Request{Op: op, Offset: f.e.Base + off, Length: n, Direct: f.direct, WriteThrough: f.writeThrough && op == models.Write, Thread: f.thread})
 }
 
 // Close implements File.

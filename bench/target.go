@@ -52,6 +52,10 @@ type OpenFlags struct {
 	// WriteThrough: writes are on the storage before they complete
 	// (O_SYNC).
 	WriteThrough bool
+	// Thread is the job instance that opens the file (its index in the
+	// group): a virtual target tags its requests with it
+	// (models.Request.Thread).
+	Thread int
 }
 
 // File is a file opened on a target. Its methods are called by one

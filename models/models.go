@@ -64,6 +64,13 @@ type Request struct {
 	// LACP members; protocols keep per-session state by it. Block devices
 	// ignore it.
 	Flow int
+	// Thread identifies the client thread that issued the request (a
+	// benchmark's job instance; 0 when there is only one). A client on the
+	// NAS itself runs each request's system call — the OS's submit path
+	// down to the driver — in that thread, one call at a time, so the
+	// controller serialises a local request's CPU work per thread (package
+	// nas). Layers that do not run client threads ignore it.
+	Thread int
 }
 
 // End returns the offset just past the request's range.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nasemu/nasemu/models/catalog"
 	"github.com/nasemu/nasemu/models/proto"
 	"github.com/nasemu/nasemu/models/setup"
 )
@@ -99,6 +100,40 @@ func Calibrations() []Calibration {
 				if s.NAS != nil && s.NAS.Config.DriveBus.PerCommand > 0 {
 					s.NAS.Config.DriveBus.PerCommand = time.Microsecond
 				}
+			},
+		},
+		{
+			Name:   "catalog.windows_fio_per_io",
+			Class:  "Windows Server's direct-I/O path under fio's windowsaio engine, per I/O on the issuing thread",
+			Review: "002",
+			Rows:   []string{"s002-ezfio-raid1-n640-rnd4kread-qd256"},
+			Fitted: "70,800 cycles (29.5 µs at 2.4 GHz) beyond the 3 µs dispatch (catalog xeon-server-002)",
+			Default: "the reference core's 5 µs per I/O (nas.defaultPerIO): no published per-thread figure for " +
+				"fio's windowsaio",
+			Off: func(s *setup.Setup) {
+				if s.NAS != nil && s.NAS.Config.CPU.PerIO == catalog.WindowsFioPerIO(s.NAS.Config.CPU.GHz) {
+					s.NAS.Config.CPU.PerIO = 5 * time.Microsecond
+				}
+			},
+		},
+		{
+			Name:   "ssd.program_suspend",
+			Class:  "enterprise NVMe TLC controllers (WD Ultrastar DC SN640): reads suspend NAND programs and erases",
+			Review: "002",
+			Rows:   []string{"s002-ezfio-raid1-n640-4k7030-t256", "s002-ezfio-raid1-n640-stability"},
+			Fitted: "20 µs program/erase suspend on the SN640 (catalog wd-ultrastar-sn640-1.92t), none on the SATA drives",
+			Default: "no suspend, the drive model's default (ssd.Config.ProgramSuspend 0) that every other " +
+				"catalog drive has",
+			Off: func(s *setup.Setup) {
+				groups := slices.Clone(s.Drives)
+				for i := range groups {
+					if d := groups[i].Drive.SSD; d != nil && d.ProgramSuspend > 0 {
+						c := *d // the catalog's own config stays as it is
+						c.ProgramSuspend = 0
+						groups[i].Drive.SSD = &c
+					}
+				}
+				s.Drives = groups
 			},
 		},
 	}

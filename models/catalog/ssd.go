@@ -273,6 +273,10 @@ var ssdDrives = []Drive{
 		// are not given suspend: their pairs measured 52K (Micron) and
 		// 50K (Intel) where such a mix of their data sheet figures gives
 		// 75K and 83K, as for drives whose reads wait behind programs.
+		// calibrated: ssd.program_suspend (class: enterprise NVMe TLC
+		// controllers) from rows s002-ezfio-raid1-n640-4k7030-t256 and
+		// s002-ezfio-raid1-n640-stability; class default none, the drive
+		// model's default (validate.Calibrations).
 		SSD: ptr(func() ssd.Config {
 			c := nand96L512(ssd.Config{
 				Capacity: 1.92e12, Interface: ssd.NVMe,

@@ -225,7 +225,7 @@ func xeonServer002() System {
 				Cores:            20,
 				GHz:              2.4,
 				PerRequest:       3 * usec,
-				PerIO:            5 * usec, // storport + megasas / VROC (software RAID on the host)
+				PerIO:            WindowsFioPerIO(2.4),
 				PerFileOp:        40 * usec,
 				NetPerRequest:    8 * usec,
 				NetRate:          2e9,
@@ -309,3 +309,33 @@ func genericARM() System {
 // read-write cache, and so do the others here (QuTS hero's ZFS log and
 // TrueNAS's likewise want mirrors; unknown systems are held to two).
 func SingleSSDWriteCache(os string) bool { return os == "qts" }
+
+// windowsFioIOCycles is the core time, in cycles, that one direct I/O
+// costs the thread that issues it on Windows Server under fio's
+// windowsaio engine, beyond the request's dispatch (nas.CPU.PerRequest):
+// the overlapped ReadFile/WriteFile call down through the I/O manager,
+// NTFS, the volume stack, storport and the miniport or RAID driver, and
+// fio's completion handling through its I/O completion port. fio's
+// windowsaio of that time (fio 3.20–3.22) is known to fall well short of
+// diskspd's IOCP loop on the same drives (fio issues 935 and 1073 on
+// GitHub), and a Windows thread issuing 4 KiB I/O is CPU-bound in these
+// calls (diskspd issue 118). The thread runs the calls one at a time
+// (nas: Controller.issue), so a thread issues at most GHz/cycles I/Os a
+// second, whatever its queue depth.
+//
+// calibrated: catalog.windows_fio_per_io (class: Windows Server's
+// direct-I/O path under fio windowsaio, per I/O on the issuing thread)
+// from row s002-ezfio-raid1-n640-rnd4kread-qd256 (16 threads reading
+// 492,893 IOPS from a RAID 1 pair whose drives could serve 800,000+:
+// 16 / 492,893 s = 32.5 µs a request at 2.4 GHz, 3 µs of it the
+// dispatch); rows s002-ezfio-raid1-n640-4k-t8 and
+// s002-ezfio-raid1-s4510-4k-qd2 (a thread's latency at low queue depth)
+// are predictions of it, not fits. Class default without review 002: the
+// reference core's 5 µs (nas.defaultPerIO; validate.Calibrations).
+const windowsFioIOCycles = 70_800
+
+// WindowsFioPerIO returns windowsFioIOCycles at ghz as a duration: the
+// nas.CPU.PerIO of a Windows server whose I/O a local fio issues.
+func WindowsFioPerIO(ghz float64) time.Duration {
+	return time.Duration(windowsFioIOCycles / ghz)
+}

@@ -49,6 +49,51 @@ func (c *cpu) onEngine(t, d time.Duration) time.Duration {
 	return end
 }
 
+// maxThreads bounds the local client threads a controller keeps apart;
+// threads beyond it share timelines (Request.Thread modulo maxThreads).
+const maxThreads = 1024
+
+// issue runs cost, the CPU work a request's issuer does to submit it, from
+// at and returns when it is done. A client on the NAS itself (Local) makes
+// a system call that runs the OS's submit path — VFS or the I/O manager,
+// the filesystem, the block layer or storport, software RAID, the driver —
+// in its own thread, and a thread is in one call at a time, however many
+// asynchronous I/Os it keeps in flight: so the work is reserved on the
+// request's thread (Request.Thread) as well as on a core, and one thread
+// cannot issue faster than one request per cost, whatever its queue depth.
+// (A Windows thread that issues 4 KiB reads through I/O completion ports
+// rarely gets a second read in flight before the first completes on a
+// fast NVMe drive: the ReadFile call takes longer than the device;
+// diskspd issue 118 on GitHub, "CPU limited" in its maintainer's words.)
+// A remote client's request is the server's, whose threads are the
+// protocol's (package proto): its work goes to the core that frees first.
+func (c *Controller) issue(at time.Duration, r models.Request, cost time.Duration) time.Duration {
+	if !c.cfg.Local || cost <= 0 {
+		return c.cpu.run(at, cost)
+	}
+	i := r.Thread % maxThreads
+	if i < 0 {
+		i = -i
+	}
+	for len(c.threads) <= i {
+		c.threads = append(c.threads, timeline.Timeline{})
+	}
+	start, end := c.threads[i].Reserve(at, cost)
+	return max(end, c.cpu.run(start, cost))
+}
+
+// issuePath is dataPath for the work a request's issuer does (issue): the
+// fixed cost and the per-byte work what on n bytes in its thread, then the
+// crypto engine's part.
+func (c *Controller) issuePath(at time.Duration, r models.Request, fixed time.Duration, n int64, what int) time.Duration {
+	cost, engine := c.dataCost(n, what)
+	t := c.issue(at, r, fixed+cost)
+	if engine > 0 {
+		t = c.cpu.onEngine(t, engine)
+	}
+	return t
+}
+
 // per returns the time n bytes take at rate bytes/s; a zero rate is free.
 func per(n int64, rate models.Bytes) time.Duration {
 	if rate <= 0 || n <= 0 {

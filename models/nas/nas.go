@@ -17,9 +17,10 @@ type Controller struct {
 	storage models.Device
 	cap     int64
 
-	cpu cpu
-	pc  *pageCache
-	ps  int64 // page size
+	cpu     cpu
+	threads []timeline.Timeline // local clients' threads (issue)
+	pc      *pageCache
+	ps      int64 // page size
 
 	dirtyLimit, dirtyBackground int64 // pages
 	th                          throttle
@@ -249,7 +250,7 @@ func (c *Controller) directRead(at time.Duration, r models.Request) (time.Durati
 		t := c.cpu.run(at, p.PerRequest+c.netRequest())
 		return c.dataPath(t, 0, r.Length, wCopy|wNet), nil
 	}
-	t := c.cpu.run(at, p.PerRequest+c.netRequest()+p.PerIO)
+	t := c.issue(at, r, p.PerRequest+c.netRequest()+p.PerIO)
 	d, err := c.storage.Submit(t, r)
 	if err != nil {
 		return d, err
@@ -260,7 +261,7 @@ func (c *Controller) directRead(at time.Duration, r models.Request) (time.Durati
 // directWrite writes around the page cache.
 func (c *Controller) directWrite(at time.Duration, r models.Request) (time.Duration, error) {
 	p := &c.cfg.CPU
-	t := c.dataPath(at, p.PerRequest+c.netRequest()+p.PerIO, r.Length, wNet|wSum|wCrypt)
+	t := c.issuePath(at, r, p.PerRequest+c.netRequest()+p.PerIO, r.Length, wNet|wSum|wCrypt)
 	c.markWritten(r.Offset, r.Length)
 	return c.storage.Submit(t, r)
 }
@@ -314,9 +315,9 @@ func (c *Controller) read(at time.Duration, r models.Request) (time.Duration, er
 	seq := c.sequential(r)
 	if lo < 0 {
 		if !seq && ready == at {
-			return c.dataPath(at, fixed, r.Length, wCopy|wNet), nil
+			return c.issuePath(at, r, fixed, r.Length, wCopy|wNet), nil
 		}
-		t := c.cpu.run(at, fixed)
+		t := c.issue(at, r, fixed)
 		if seq {
 			if err := c.readAhead(t, p1); err != nil {
 				return t, err
@@ -334,10 +335,10 @@ func (c *Controller) read(at time.Duration, r models.Request) (time.Duration, er
 	n := min((hi+1)*c.ps, c.cap) - off
 	var got, done time.Duration
 	if c.unwritten(off, n) {
-		got = c.dataPath(c.cpu.run(at, fixed), 0, n, wCopy) // zero-filled pages
+		got = c.dataPath(c.issue(at, r, fixed), 0, n, wCopy) // zero-filled pages
 		done = c.dataPath(got, 0, r.Length, wCopy|wNet)
 	} else {
-		t := c.cpu.run(at, fixed+p.PerIO)
+		t := c.issue(at, r, fixed+p.PerIO)
 		d, err := c.storage.Submit(t, models.Request{Op: models.Read, Offset: off, Length: n, Flow: r.Flow})
 		if err != nil {
 			return d, err
@@ -422,7 +423,7 @@ func (c *Controller) insert(t time.Duration, pg int64, ready time.Duration) (int
 // dirty pages pass the freerun point (balance, throttle.go).
 func (c *Controller) write(at time.Duration, r models.Request) (time.Duration, error) {
 	p := &c.cfg.CPU
-	t := c.dataPath(at, p.PerRequest+c.netRequest(), r.Length, wCopy|wNet)
+	t := c.issuePath(at, r, p.PerRequest+c.netRequest(), r.Length, wCopy|wNet)
 	if r.Length == 0 {
 		return t, nil
 	}
