@@ -127,7 +127,7 @@ func RunPage(r *bench.Report, setup string) Page {
 		p.Facts = append(p.Facts, [2]string{"drives", fmt.Sprintf("host bytes written %s, NAND bytes written %s, write amplification %.3f",
 			bytesString(int64(r.Device.HostBytesWritten)), bytesString(int64(r.Device.NANDBytesWritten)), r.Device.WriteAmplification)})
 	}
-	rows := [][]string{{"job", "rw", "bs", "QD", "T", "IOPS", "MB/s", "files/s", "lat mean µs", "p50", "p99", "p99.9", "max", "seconds"}}
+	rows := [][]string{{"job", "rw", "bs", "QD", "T", "IOPS", "MB/s", "files/s", "lat mean µs", "p50", "p99", "p99.9", "max", "seconds", "bottleneck"}}
 	for _, x := range r.Results {
 		bs := blockSize(x.BS)
 		if x.BSSplit != "" {
@@ -135,10 +135,32 @@ func RunPage(r *bench.Report, setup string) Page {
 		}
 		rows = append(rows, []string{x.Name, x.RW, bs, strconv.Itoa(x.IODepth), strconv.Itoa(x.NumJobs),
 			Number(x.IOPS), Number(x.MBps), Number(x.FilesPerS), Number(x.Lat.Mean), Number(x.Lat.P50), Number(x.Lat.P99),
-			Number(x.Lat.P999), Number(x.Lat.Max), Number(x.Seconds)})
+			Number(x.Lat.P999), Number(x.Lat.Max), Number(x.Seconds), x.Bottleneck.String()})
 	}
 	p.Tables = []Table{{Caption: "Results", Rows: rows}}
 	return p
+}
+
+// priceTable lists each target's priced parts and the parts without a
+// price; nil when no target has a price.
+func priceTable(c *Comparison) *Table {
+	rows := [][]string{{"target", "part", "count", "unit price", "price seen"}}
+	for _, r := range c.Runs {
+		p := r.Facts.Price
+		if p == nil {
+			continue
+		}
+		for _, x := range p.Parts {
+			rows = append(rows, []string{r.Report.Target, x.Item, strconv.Itoa(x.Count), "$" + strconv.FormatFloat(x.UnitUSD, 'f', 0, 64), x.Date})
+		}
+		for _, u := range p.Unknown {
+			rows = append(rows, []string{r.Report.Target, u, "", "unknown", ""})
+		}
+	}
+	if len(rows) == 1 {
+		return nil
+	}
+	return &Table{Caption: "Prices (catalog street prices; the total and $ per usable TB are in the table above)", Rows: rows}
 }
 
 // WriteCompare writes a comparison's charts and index.html into dir.
@@ -160,6 +182,9 @@ func ComparePage(c *Comparison) Page {
 		}
 	}
 	p.Tables = []Table{{Caption: "Side by side (ratios against " + c.first() + ")", Rows: c.Rows()}}
+	if t := priceTable(c); t != nil {
+		p.Tables = append(p.Tables, *t)
+	}
 	return p
 }
 
