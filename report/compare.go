@@ -338,3 +338,33 @@ func durationString(d time.Duration) string {
 	}
 	return fmt.Sprintf("%dh%02dm", h, m)
 }
+
+// Pareto returns, for job j of the comparison, the indices of the runs on
+// the cost–performance frontier by metric get (higher is better): those
+// with a known price that no other priced run matches or beats on both
+// price and the metric while being strictly better on one. Runs without a
+// price are left out: they cannot be placed.
+func (c *Comparison) Pareto(j int, get func(bench.Result) float64) []int {
+	var out []int
+	for i, r := range c.Runs {
+		if r.Facts.PriceUSD <= 0 || j >= len(r.Report.Results) {
+			continue
+		}
+		p, v := r.Facts.PriceUSD, get(r.Report.Results[j])
+		dominated := false
+		for k, o := range c.Runs {
+			if k == i || o.Facts.PriceUSD <= 0 || j >= len(o.Report.Results) {
+				continue
+			}
+			op, ov := o.Facts.PriceUSD, get(o.Report.Results[j])
+			if op <= p && ov >= v && (op < p || ov > v) {
+				dominated = true
+				break
+			}
+		}
+		if !dominated {
+			out = append(out, i)
+		}
+	}
+	return out
+}

@@ -1,11 +1,14 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"html/template"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/nasemu/nasemu/bench"
 )
@@ -183,9 +186,27 @@ func ComparePage(c *Comparison) Page {
 	}
 	p.Tables = []Table{{Caption: "Side by side (ratios against " + c.first() + ")", Rows: c.Rows()}}
 	if t := priceTable(c); t != nil {
-		p.Tables = append(p.Tables, *t)
+		p.Tables = append(p.Tables, *t, paretoTable(c))
 	}
 	return p
+}
+
+// paretoTable lists per job the targets on the frontier of price against
+// the job's IOPS (equivalently MB/s: the same job moves the same bytes
+// per I/O): no other priced target is as cheap and as fast.
+func paretoTable(c *Comparison) Table {
+	rows := [][]string{{"job", "frontier of price against IOPS (cheapest first)"}}
+	for j, x := range c.Runs[0].Report.Results {
+		idx := c.Pareto(j, func(r bench.Result) float64 { return r.IOPS })
+		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(c.Runs[a].Facts.PriceUSD, c.Runs[b].Facts.PriceUSD) })
+		var names []string
+		for _, i := range idx {
+			r := c.Runs[i]
+			names = append(names, fmt.Sprintf("%s ($%.0f, %s IOPS)", r.Report.Target, r.Facts.PriceUSD, Number(r.Report.Results[j].IOPS)))
+		}
+		rows = append(rows, []string{x.Name, strings.Join(names, "; ")})
+	}
+	return Table{Caption: "Pareto frontier: the targets no other priced target matches on both price and IOPS", Rows: rows}
 }
 
 // WriteProfile writes an over-provisioning sweep's charts and index.html

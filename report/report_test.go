@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -238,8 +239,8 @@ func TestComparisonTable(t *testing.T) {
 		t.Errorf("bottleneck row %q", r)
 	}
 	page := ComparePage(c)
-	if len(page.Tables) != 2 || len(page.Tables[1].Rows) != 1+2+1+1 {
-		t.Errorf("compare page tables %+v, want a price table of 2 + 1 parts and 1 unknown", page.Tables)
+	if len(page.Tables) != 3 || len(page.Tables[1].Rows) != 1+2+1+1 || len(page.Tables[2].Rows) != 1+len(c.Runs[0].Report.Results) {
+		t.Errorf("compare page tables %+v, want a price table of 2 + 1 parts and 1 unknown, and a Pareto row per job", page.Tables)
 	}
 	if r := find("rebuild time"); r[1] != "9h20m" || r[2] != "-" {
 		t.Errorf("rebuild row %q", r)
@@ -258,6 +259,21 @@ func TestComparisonTable(t *testing.T) {
 		if err := c.WriteFormat(&buf, f); err != nil || buf.Len() == 0 {
 			t.Errorf("format %s: %v", f, err)
 		}
+	}
+}
+
+// The Pareto frontier holds the priced targets no other priced target
+// matches on both price and the metric: a cheaper slower one and a dearer
+// faster one both stay, one both dearer and slower drops, an unpriced one
+// cannot be placed.
+func TestPareto(t *testing.T) {
+	run := func(price, iops float64) Run {
+		return Run{Report: &bench.Report{Results: []bench.Result{{Name: "x", IOPS: iops}}}, Facts: Facts{PriceUSD: price}}
+	}
+	c := &Comparison{Runs: []Run{run(1000, 100), run(2000, 50), run(3000, 300), run(0, 1e6), run(1000, 100)}}
+	got := c.Pareto(0, func(r bench.Result) float64 { return r.IOPS })
+	if want := []int{0, 2, 4}; !slices.Equal(got, want) {
+		t.Errorf("frontier %v, want %v", got, want)
 	}
 }
 
