@@ -276,6 +276,11 @@ func TestSchemaSameForSimAndPath(t *testing.T) {
 		t.Errorf("modes %s and %s", sim.Mode, real.Mode)
 	}
 	ss, rs := schema(t, sim), schema(t, real)
+	// The model's resource accounting, which the shape leaves out, is
+	// what only the modelled target has.
+	if r := sim.Results[0]; r.Bottleneck == nil || len(r.Utilisation) == 0 || real.Results[0].Bottleneck != nil {
+		t.Errorf("sim %s bottleneck %v, real %v", r.Name, r.Bottleneck, real.Results[0].Bottleneck)
+	}
 	if !reflect.DeepEqual(ss, rs) {
 		t.Errorf("schemas differ:\nsim  %v\nreal %v", ss, rs)
 	}

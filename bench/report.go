@@ -52,9 +52,15 @@ type Result struct {
 	// it approximates.
 	Settings []Setting `json:"settings,omitempty"`
 	Notes    []string  `json:"notes,omitempty"`
-	job      *Job
-	clones   []*collector // each instance's, or one for all (group_reporting)
-	Series   []Second     `json:"-"` // written by WriteDir as CSV
+	// Utilisation is every modelled resource's busy share of the job's
+	// window, busiest first, and Bottleneck the busiest (targets whose
+	// model accounts its resources: sim:). Jobs that run together share
+	// them.
+	Utilisation []Use       `json:"utilisation,omitempty"`
+	Bottleneck  *Bottleneck `json:"bottleneck,omitempty"`
+	job         *Job
+	clones      []*collector // each instance's, or one for all (group_reporting)
+	Series      []Second     `json:"-"` // written by WriteDir as CSV
 	// LatHist is the measured latency distribution in log-spaced bins
 	// (LatBinsPerDecade per decade), for charts.
 	LatHist []LatBin `json:"-"`

@@ -940,6 +940,11 @@ func runGroup(t Target, jobs []Job, firstIndex int, seed uint64, genesis *time.D
 	if *genesis < 0 {
 		*genesis = start
 	}
+	windowStart := time.Duration(math.MaxInt64) // the first job's start: utilisation is over [windowStart, the group's end]
+	for _, jr := range runs {
+		windowStart = min(windowStart, jr.job.startAt(start, *genesis))
+	}
+	accountsBefore := snapshotAccounts(t, windowStart)
 	var slots []*slot
 	for _, st := range streams {
 		j := st.job
@@ -966,6 +971,8 @@ func runGroup(t Target, jobs []Job, firstIndex int, seed uint64, genesis *time.D
 		}
 	}
 	clock.drive(slots)
+	windowEnd := clock.Now()
+	accountsAfter := snapshotAccounts(t, windowEnd)
 	var errs []error
 	for _, st := range streams {
 		if st.err != nil {
@@ -1001,8 +1008,14 @@ func runGroup(t Target, jobs []Job, firstIndex int, seed uint64, genesis *time.D
 		}
 	}
 	res := make([]Result, len(runs))
+	var groupIOs int64
 	for i, jr := range runs {
 		res[i] = merged(jr.cols).result(jr.job)
+		groupIOs += res[i].IOs
+	}
+	uses, bottleneck := analyse(accountsBefore, accountsAfter, windowEnd-windowStart, groupIOs)
+	for i, jr := range runs {
+		res[i].Utilisation, res[i].Bottleneck = uses, bottleneck
 		res[i].clones = jr.cols
 		res[i].Settings = jr.job.Recorded
 		res[i].Notes = append([]string(nil), jr.job.Notes...)

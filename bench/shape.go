@@ -11,7 +11,9 @@ import (
 // entries of its values (results[].lat_us.p50:number, target:string, ...).
 // Reports of the same workload on different targets — simulated, a path,
 // an SMB share, an iSCSI LUN — must have the same shape: that is the JSON
-// contract's promise, and the tests of every target check it.
+// contract's promise, and the tests of every target check it. The model's
+// resource accounting (each result's utilisation and bottleneck), which
+// only a modelled target has, is left out of the shape.
 func JSONShape(doc []byte) (map[string]bool, error) {
 	var v any
 	if err := json.Unmarshal(doc, &v); err != nil {
@@ -20,6 +22,9 @@ func JSONShape(doc []byte) (map[string]bool, error) {
 	out := map[string]bool{}
 	var walk func(prefix string, v any)
 	walk = func(prefix string, v any) {
+		if prefix == "results[].utilisation" || prefix == "results[].bottleneck" {
+			return // the model's accounting
+		}
 		switch x := v.(type) {
 		case map[string]any:
 			for k, e := range x {

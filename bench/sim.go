@@ -186,6 +186,10 @@ func (s *Sim) Remove(at time.Duration, name string) (time.Duration, error) {
 	return done, err
 }
 
+// Accounts implements AccountSource: the busy time of every resource of
+// the device stack.
+func (s *Sim) Accounts(at time.Duration) []models.Account { return models.Accounts(s.dev, at) }
+
 // DeviceCounters implements CounterSource: bytes are summed over the whole
 // stack (every drive of an array), write amplification is their ratio.
 func (s *Sim) DeviceCounters() DeviceCounters {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nasemu/nasemu/bench"
+	"github.com/nasemu/nasemu/models/setup"
 )
 
 // Facts are what a target offers apart from speed, for comparisons. A
@@ -21,10 +22,29 @@ type Facts struct {
 	UsableBytes int64         `json:"usable_bytes,omitempty"` // what the setup offers after RAID
 	Tolerates   *int          `json:"drives_tolerated,omitempty"`
 	Rebuild     time.Duration `json:"rebuild_ns,omitempty"` // replacing one failed drive, idle array
-	PriceUSD    float64       `json:"price_usd,omitempty"`  // of the system and drives, where the catalog has them
+	// PriceUSD is the setup's price new (NAS and drives, cache drives
+	// included) from the catalog's dated street prices, when it prices
+	// every part; Price lists the parts and names those it has no price
+	// for; USDPerTB is PriceUSD per terabyte (10^12 bytes) of UsableBytes.
+	PriceUSD float64      `json:"price_usd,omitempty"`
+	Price    *setup.Price `json:"price,omitempty"`
+	USDPerTB float64      `json:"usd_per_usable_tb,omitempty"`
 	// PageCacheBytes is the NAS's RAM less what its OS keeps: a working
 	// set that fits is served from RAM once read or written.
 	PageCacheBytes int64 `json:"page_cache_bytes,omitempty"`
+}
+
+// SetPrice sets f's price from p: the parts, the total when p prices
+// every part, and the total per usable TB when UsableBytes is known.
+func (f *Facts) SetPrice(p setup.Price) {
+	f.Price = &p
+	f.PriceUSD, f.USDPerTB = 0, 0
+	if usd, ok := p.USD(); ok {
+		f.PriceUSD = usd
+		if perTB := setup.USDPerTB(usd, f.UsableBytes); perTB > 0 {
+			f.USDPerTB = perTB
+		}
+	}
 }
 
 // FactSource is the optional capability of a target (or of what resolves
@@ -121,11 +141,12 @@ func (c *Comparison) Rows() [][]string {
 	})
 	fact("rebuild time", func(f Facts) string { return durationString(f.Rebuild) })
 	fact("NAS page cache", func(f Facts) string { return bytesString(f.PageCacheBytes) })
-	fact("price", func(f Facts) string {
-		if f.PriceUSD <= 0 {
+	fact("price (NAS + drives)", priceString)
+	fact("$ per usable TB", func(f Facts) string {
+		if f.USDPerTB <= 0 {
 			return "-"
 		}
-		return "$" + strconv.FormatFloat(f.PriceUSD, 'f', 0, 64)
+		return "$" + strconv.FormatFloat(f.USDPerTB, 'f', 0, 64)
 	})
 	if len(c.Runs) == 0 {
 		return rows
@@ -159,8 +180,33 @@ func (c *Comparison) Rows() [][]string {
 			}
 			rows = append(rows, row)
 		}
+		row := []string{x.Name + " bottleneck"}
+		for _, r := range c.Runs {
+			if j >= len(r.Report.Results) {
+				row = append(row, "-")
+				continue
+			}
+			row = append(row, r.Report.Results[j].Bottleneck.String())
+		}
+		rows = append(rows, row)
 	}
 	return rows
+}
+
+// priceString is a target's price for the table: the total, "unknown:
+// PART" when the catalog lacks a part's price, "-" when nothing is known.
+func priceString(f Facts) string {
+	switch {
+	case f.PriceUSD > 0:
+		return "$" + strconv.FormatFloat(f.PriceUSD, 'f', 0, 64)
+	case f.Price != nil && len(f.Price.Unknown) > 0:
+		s := "unknown: no price for " + f.Price.Unknown[0]
+		if n := len(f.Price.Unknown) - 1; n > 0 {
+			s += fmt.Sprintf(" and %d more", n)
+		}
+		return s
+	}
+	return "-"
 }
 
 // WriteTable writes the comparison side by side, targets as columns.
@@ -201,7 +247,8 @@ func (c *Comparison) first() string {
 func (c *Comparison) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"target", "usable_bytes", "drives_tolerated", "rebuild_s", "price_usd", "name", "rw", "bs",
-		"iodepth", "numjobs", "iops", "mbps", "lat_mean_us", "lat_p99_us", "iops_ratio", "mbps_ratio", "in_page_cache"})
+		"iodepth", "numjobs", "iops", "mbps", "lat_mean_us", "lat_p99_us", "iops_ratio", "mbps_ratio", "in_page_cache",
+		"usd_per_usable_tb", "bottleneck", "bottleneck_resource", "bottleneck_busy"})
 	for _, r := range c.Runs {
 		f := r.Facts
 		tol := ""
@@ -213,10 +260,16 @@ func (c *Comparison) WriteCSV(w io.Writer) error {
 			if base := c.Runs[0].Report.Results; j < len(base) {
 				iopsRatio, mbpsRatio = ratioCSV(x.IOPS, base[j].IOPS), ratioCSV(x.MBps, base[j].MBps)
 			}
-			_ = cw.Write([]string{r.Report.Target, optInt(f.UsableBytes), tol, optFloat(f.Rebuild.Seconds()), optFloat(f.PriceUSD),
+			row := []string{r.Report.Target, optInt(f.UsableBytes), tol, optFloat(f.Rebuild.Seconds()), optFloat(f.PriceUSD),
 				x.Name, x.RW, strconv.FormatInt(x.BS, 10), strconv.Itoa(x.IODepth), strconv.Itoa(x.NumJobs),
 				ftoa(x.IOPS), ftoa(x.MBps), ftoa(x.Lat.Mean), ftoa(x.Lat.P99), iopsRatio, mbpsRatio,
-				strconv.FormatBool(slices.Contains(r.InPageCache, x.Name))})
+				strconv.FormatBool(slices.Contains(r.InPageCache, x.Name)), optFloat(f.USDPerTB)}
+			if b := x.Bottleneck; b != nil {
+				row = append(row, b.Component, b.Resource, strconv.FormatFloat(b.Busy, 'f', 4, 64))
+			} else {
+				row = append(row, "", "", "")
+			}
+			_ = cw.Write(row)
 		}
 	}
 	cw.Flush()
@@ -284,4 +337,34 @@ func durationString(d time.Duration) string {
 		h, m = h+1, 0
 	}
 	return fmt.Sprintf("%dh%02dm", h, m)
+}
+
+// Pareto returns, for job j of the comparison, the indices of the runs on
+// the cost–performance frontier by metric get (higher is better): those
+// with a known price that no other priced run matches or beats on both
+// price and the metric while being strictly better on one. Runs without a
+// price are left out: they cannot be placed.
+func (c *Comparison) Pareto(j int, get func(bench.Result) float64) []int {
+	var out []int
+	for i, r := range c.Runs {
+		if r.Facts.PriceUSD <= 0 || j >= len(r.Report.Results) {
+			continue
+		}
+		p, v := r.Facts.PriceUSD, get(r.Report.Results[j])
+		dominated := false
+		for k, o := range c.Runs {
+			if k == i || o.Facts.PriceUSD <= 0 || j >= len(o.Report.Results) {
+				continue
+			}
+			op, ov := o.Facts.PriceUSD, get(o.Report.Results[j])
+			if op <= p && ov >= v && (op < p || ov > v) {
+				dominated = true
+				break
+			}
+		}
+		if !dominated {
+			out = append(out, i)
+		}
+	}
+	return out
 }

@@ -1,11 +1,14 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"html/template"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/nasemu/nasemu/bench"
 )
@@ -127,7 +130,7 @@ func RunPage(r *bench.Report, setup string) Page {
 		p.Facts = append(p.Facts, [2]string{"drives", fmt.Sprintf("host bytes written %s, NAND bytes written %s, write amplification %.3f",
 			bytesString(int64(r.Device.HostBytesWritten)), bytesString(int64(r.Device.NANDBytesWritten)), r.Device.WriteAmplification)})
 	}
-	rows := [][]string{{"job", "rw", "bs", "QD", "T", "IOPS", "MB/s", "files/s", "lat mean µs", "p50", "p99", "p99.9", "max", "seconds"}}
+	rows := [][]string{{"job", "rw", "bs", "QD", "T", "IOPS", "MB/s", "files/s", "lat mean µs", "p50", "p99", "p99.9", "max", "seconds", "bottleneck"}}
 	for _, x := range r.Results {
 		bs := blockSize(x.BS)
 		if x.BSSplit != "" {
@@ -135,10 +138,32 @@ func RunPage(r *bench.Report, setup string) Page {
 		}
 		rows = append(rows, []string{x.Name, x.RW, bs, strconv.Itoa(x.IODepth), strconv.Itoa(x.NumJobs),
 			Number(x.IOPS), Number(x.MBps), Number(x.FilesPerS), Number(x.Lat.Mean), Number(x.Lat.P50), Number(x.Lat.P99),
-			Number(x.Lat.P999), Number(x.Lat.Max), Number(x.Seconds)})
+			Number(x.Lat.P999), Number(x.Lat.Max), Number(x.Seconds), x.Bottleneck.String()})
 	}
 	p.Tables = []Table{{Caption: "Results", Rows: rows}}
 	return p
+}
+
+// priceTable lists each target's priced parts and the parts without a
+// price; nil when no target has a price.
+func priceTable(c *Comparison) *Table {
+	rows := [][]string{{"target", "part", "count", "unit price", "price seen"}}
+	for _, r := range c.Runs {
+		p := r.Facts.Price
+		if p == nil {
+			continue
+		}
+		for _, x := range p.Parts {
+			rows = append(rows, []string{r.Report.Target, x.Item, strconv.Itoa(x.Count), "$" + strconv.FormatFloat(x.UnitUSD, 'f', 0, 64), x.Date})
+		}
+		for _, u := range p.Unknown {
+			rows = append(rows, []string{r.Report.Target, u, "", "unknown", ""})
+		}
+	}
+	if len(rows) == 1 {
+		return nil
+	}
+	return &Table{Caption: "Prices (catalog street prices; the total and $ per usable TB are in the table above)", Rows: rows}
 }
 
 // WriteCompare writes a comparison's charts and index.html into dir.
@@ -160,7 +185,28 @@ func ComparePage(c *Comparison) Page {
 		}
 	}
 	p.Tables = []Table{{Caption: "Side by side (ratios against " + c.first() + ")", Rows: c.Rows()}}
+	if t := priceTable(c); t != nil {
+		p.Tables = append(p.Tables, *t, paretoTable(c))
+	}
 	return p
+}
+
+// paretoTable lists per job the targets on the frontier of price against
+// the job's IOPS (equivalently MB/s: the same job moves the same bytes
+// per I/O): no other priced target is as cheap and as fast.
+func paretoTable(c *Comparison) Table {
+	rows := [][]string{{"job", "frontier of price against IOPS (cheapest first)"}}
+	for j, x := range c.Runs[0].Report.Results {
+		idx := c.Pareto(j, func(r bench.Result) float64 { return r.IOPS })
+		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(c.Runs[a].Facts.PriceUSD, c.Runs[b].Facts.PriceUSD) })
+		var names []string
+		for _, i := range idx {
+			r := c.Runs[i]
+			names = append(names, fmt.Sprintf("%s ($%.0f, %s IOPS)", r.Report.Target, r.Facts.PriceUSD, Number(r.Report.Results[j].IOPS)))
+		}
+		rows = append(rows, []string{x.Name, strings.Join(names, "; ")})
+	}
+	return Table{Caption: "Pareto frontier: the targets no other priced target matches on both price and IOPS", Rows: rows}
 }
 
 // WriteProfile writes an over-provisioning sweep's charts and index.html

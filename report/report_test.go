@@ -6,12 +6,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nasemu/nasemu/bench"
 	"github.com/nasemu/nasemu/models/fixed"
+	"github.com/nasemu/nasemu/models/setup"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the golden files of the charts' data")
@@ -54,10 +56,13 @@ func testProfile() *bench.SSDProfile {
 
 func testComparison(t testing.TB) *Comparison {
 	one, two := 1, 0
+	slow := Facts{UsableBytes: 12e12, Tolerates: &one, Rebuild: 9*time.Hour + 20*time.Minute}
+	slow.SetPrice(setup.Price{Parts: []setup.PricePart{{Item: "nas-x", Count: 1, UnitUSD: 999, Date: "2025-01"}, {Item: "drive-y", Count: 4, UnitUSD: 250, Date: "2024-06"}}})
+	fast := Facts{UsableBytes: 1e12, Tolerates: &two}
+	fast.SetPrice(setup.Price{Parts: []setup.PricePart{{Item: "drive-z", Count: 2, UnitUSD: 100}}, Unknown: []string{"NAS inline-nas (inline)"}})
 	return &Comparison{Workload: "cdm", Runs: []Run{
-		{Report: fixedRun(t, "sim:slow", "cdm", 200*time.Microsecond, 1, 2*time.Second),
-			Facts: Facts{UsableBytes: 12e12, Tolerates: &one, Rebuild: 9*time.Hour + 20*time.Minute, PriceUSD: 1999}},
-		{Report: fixedRun(t, "sim:fast", "cdm", 50*time.Microsecond, 4, 2*time.Second), Facts: Facts{UsableBytes: 1e12, Tolerates: &two}},
+		{Report: fixedRun(t, "sim:slow", "cdm", 200*time.Microsecond, 1, 2*time.Second), Facts: slow},
+		{Report: fixedRun(t, "sim:fast", "cdm", 50*time.Microsecond, 4, 2*time.Second), Facts: fast},
 	}}
 }
 
@@ -217,8 +222,25 @@ func TestComparisonTable(t *testing.T) {
 		t.Fatalf("no row %q", name)
 		return nil
 	}
-	if r := find("price"); r[1] != "$1999" || r[2] != "-" {
+	// 999 + 4 × 250 = 1999 for 12 TB: 166.58 per TB; the other's NAS has
+	// no price, so it has no total and says why.
+	if r := find("price (NAS + drives)"); r[1] != "$1999" || r[2] != "unknown: no price for NAS inline-nas (inline)" {
 		t.Errorf("price row %q", r)
+	}
+	if r := find("$ per usable TB"); r[1] != "$167" || r[2] != "-" {
+		t.Errorf("$/TB row %q", r)
+	}
+	if f := c.Runs[0].Facts; math.Abs(f.USDPerTB-1999.0/12) > 1e-9 {
+		t.Errorf("$/TB %v, want 1999/12", f.USDPerTB)
+	}
+	// Each job has a bottleneck row, from the model's accounting: the
+	// fixed device's units are its only resource.
+	if r := find(a0(c) + " bottleneck"); !strings.Contains(r[1], "drives: units") || !strings.Contains(r[2], "drives: units") {
+		t.Errorf("bottleneck row %q", r)
+	}
+	page := ComparePage(c)
+	if len(page.Tables) != 3 || len(page.Tables[1].Rows) != 1+2+1+1 || len(page.Tables[2].Rows) != 1+len(c.Runs[0].Report.Results) {
+		t.Errorf("compare page tables %+v, want a price table of 2 + 1 parts and 1 unknown, and a Pareto row per job", page.Tables)
 	}
 	if r := find("rebuild time"); r[1] != "9h20m" || r[2] != "-" {
 		t.Errorf("rebuild row %q", r)
@@ -239,6 +261,24 @@ func TestComparisonTable(t *testing.T) {
 		}
 	}
 }
+
+// The Pareto frontier holds the priced targets no other priced target
+// matches on both price and the metric: a cheaper slower one and a dearer
+// faster one both stay, one both dearer and slower drops, an unpriced one
+// cannot be placed.
+func TestPareto(t *testing.T) {
+	run := func(price, iops float64) Run {
+		return Run{Report: &bench.Report{Results: []bench.Result{{Name: "x", IOPS: iops}}}, Facts: Facts{PriceUSD: price}}
+	}
+	c := &Comparison{Runs: []Run{run(1000, 100), run(2000, 50), run(3000, 300), run(0, 1e6), run(1000, 100)}}
+	got := c.Pareto(0, func(r bench.Result) float64 { return r.IOPS })
+	if want := []int{0, 2, 4}; !slices.Equal(got, want) {
+		t.Errorf("frontier %v, want %v", got, want)
+	}
+}
+
+// a0 is the first job's name of a comparison.
+func a0(c *Comparison) string { return c.Runs[0].Report.Results[0].Name }
 
 func TestRenderBothFormats(t *testing.T) {
 	for _, c := range append(ProfileCharts(testProfile()), CompareCharts(testComparison(t))...) {

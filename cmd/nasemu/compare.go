@@ -28,9 +28,15 @@ import (
 // no failure; a setup (built-in name or file) what setupFacts says;
 // anything else is unknown.
 var simFacts = func(name string, dev models.Device) (report.Facts, error) {
-	if _, err := catalog.LookupDrive(name); err == nil {
+	if d, err := catalog.LookupDrive(name); err == nil {
 		none := 0
-		return report.Facts{UsableBytes: dev.Capacity(), Tolerates: &none}, nil
+		f := report.Facts{UsableBytes: dev.Capacity(), Tolerates: &none}
+		p := setup.Price{Unknown: []string{"drive " + d.Name + " (no price in the catalog)"}}
+		if d.Price.USD > 0 {
+			p = setup.Price{Parts: []setup.PricePart{{Item: d.Name, Count: 1, UnitUSD: d.Price.USD, Date: d.Price.Date}}}
+		}
+		f.SetPrice(p)
+		return f, nil
 	}
 	s, err := nasemu.LoadSetup(name)
 	if errors.Is(err, setup.ErrNotFound) {
@@ -45,8 +51,8 @@ var simFacts = func(name string, dev models.Device) (report.Facts, error) {
 }
 
 // setupFacts returns a setup's usable capacity, the drives it may lose,
-// the time to rebuild one replaced drive and its system's catalog price
-// (drives are not priced).
+// the time to rebuild one replaced drive and its price (setup.Price) with
+// the price per usable TB.
 //
 // The rebuild time is an estimate for an idle array: every byte of the
 // replacement is written, at the lower of md's rebuild rate (the setup's,
@@ -61,11 +67,7 @@ func setupFacts(s *setup.Setup) (report.Facts, error) {
 	}
 	tol := s.Tolerates()
 	f := report.Facts{UsableBytes: usable, Tolerates: &tol}
-	if s.NAS != nil && s.NAS.Ref != "" {
-		if sys, err := catalog.LookupSystem(s.NAS.Ref); err == nil {
-			f.PriceUSD = sys.PriceUSD
-		}
-	}
+	f.SetPrice(s.Price())
 	if tol == 0 {
 		return f, nil
 	}

@@ -57,6 +57,7 @@ func (tr *Tier) read(at time.Duration, r models.Request) (time.Duration, error) 
 	}
 	if tr.sequential(r) && !dirty {
 		tr.bypassedBytes += r.Length
+		tr.backingWaits++
 		return tr.backing.Submit(at, r)
 	}
 	if hit {

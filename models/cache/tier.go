@@ -36,6 +36,7 @@ type Tier struct {
 	backingUnflushed bool
 
 	hits, misses                       int64
+	backingWaits                       int64 // foreground requests besides misses that waited for the backing device (models.Gate)
 	flushedBytes, bypassedBytes, fills int64
 }
 
@@ -156,6 +157,7 @@ func (tr *Tier) Submit(at time.Duration, r models.Request) (time.Duration, error
 		if !tr.rw {
 			tr.invalidate(r.Offset, r.End())
 			tr.backingUnflushed = true
+			tr.backingWaits++
 			return tr.backing.Submit(at, r)
 		}
 		return tr.write(at, r)
@@ -256,6 +258,7 @@ func (tr *Tier) flush(at time.Duration, r models.Request) (time.Duration, error)
 	}
 	if tr.backingUnflushed {
 		tr.backingUnflushed = false
+		tr.backingWaits++
 		e, err := tr.backing.Submit(at, r)
 		if err != nil {
 			return at, err
@@ -264,3 +267,25 @@ func (tr *Tier) flush(at time.Duration, r models.Request) (time.Duration, error)
 	}
 	return done, nil
 }
+
+// ChildName implements models.ChildNamer: the cache drives are "cache
+// drive N" of class cache; the backing device is not named.
+func (tr *Tier) ChildName(i int) (string, models.Class) {
+	if i < len(tr.drives) {
+		return fmt.Sprintf("cache drive %d", i+1), models.ClassCache
+	}
+	return "", ""
+}
+
+var _ models.ChildNamer = (*Tier)(nil)
+
+// Waits implements models.Gate: read misses, bypassed requests, writes
+// that waited for flushes to make room, writes and flushes that reached
+// the backing device.
+func (tr *Tier) Waits() int64 { return tr.misses + tr.backingWaits }
+
+// Gated implements models.Gate: the backing device (the last child) is
+// behind the cache, the cache drives are not.
+func (tr *Tier) Gated(i int) bool { return i == len(tr.drives) }
+
+var _ models.Gate = (*Tier)(nil)

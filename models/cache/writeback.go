@@ -22,6 +22,7 @@ func (tr *Tier) write(at time.Duration, r models.Request) (time.Duration, error)
 		tr.invalidate(off, end)
 		tr.bypassedBytes += r.Length
 		tr.backingUnflushed = true
+		tr.backingWaits++
 		return tr.backing.Submit(at, r)
 	}
 	var grow int64 // blocks that become dirty
@@ -32,6 +33,7 @@ func (tr *Tier) write(at time.Duration, r models.Request) (time.Duration, error)
 	}
 	start := at
 	if tr.dirtyBlocks+grow > tr.dirtyLimit {
+		tr.backingWaits++
 		t, err := tr.flushUntil(at, tr.dirtyLimit-grow)
 		if err != nil {
 			return at, err

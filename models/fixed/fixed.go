@@ -104,3 +104,14 @@ func (d *Device) Counters() []models.Counter {
 		{Name: "host_bytes_written", Value: float64(d.bytesWritten)},
 	}
 }
+
+// Resources implements models.Accountant: the parallel units, as a drive.
+func (d *Device) Resources(at time.Duration) []models.Resource {
+	var busy time.Duration
+	for i := range d.units {
+		busy += d.units[i].BookedBy(at)
+	}
+	return []models.Resource{{Name: "units", Class: models.ClassDrive, Units: len(d.units), Busy: busy}}
+}
+
+var _ models.Accountant = (*Device)(nil)

@@ -296,6 +296,7 @@ func (d *Drive) destageOne(s float64) {
 	end := s + bestCost + (tEnd - e.tStart)
 	d.noteSeek(bestSeek, bestCost-bestSeek)
 	d.headFree, d.headX = end, xEnd
+	d.headNs += end - s
 	d.lastWriteEnd = max(d.lastWriteEnd, end)
 	if d.traceHead != nil {
 		d.traceHead(s, end, e.start, e.start+w, workDestage)

@@ -1,6 +1,10 @@
 package hdd
 
-import "github.com/nasemu/nasemu/models"
+import (
+	"time"
+
+	"github.com/nasemu/nasemu/models"
+)
 
 // counters are the drive's running totals.
 type counters struct {
@@ -10,6 +14,7 @@ type counters struct {
 	mediaBytesWritten       int64
 	seeks                   int64
 	seekNs, rotNs           float64
+	headNs, linkNs          float64 // busy time of the head (media commands, destaging) and of the host link
 	readHits                int64
 	writeAbsorbed           int64
 	destages                int64
@@ -46,3 +51,16 @@ func (d *Drive) Counters() []models.Counter {
 		{Name: "queue_depth_max", Value: float64(d.queueDepthMax)},
 	}
 }
+
+// Resources implements models.Accountant: the head (media commands and
+// destaging; read-ahead runs only while the head would idle, so it is not
+// counted) and the host interface. Work runs on each in order, so what is
+// booked after at is what lies past its free time.
+func (d *Drive) Resources(at time.Duration) []models.Resource {
+	return []models.Resource{
+		{Name: "head", Class: models.ClassDrive, Units: 1, Busy: time.Duration(d.headNs - max(0, d.headFree-float64(at)))},
+		{Name: "interface", Class: models.ClassDrive, Units: 1, Busy: time.Duration(d.linkNs - max(0, d.linkFree-float64(at)))},
+	}
+}
+
+var _ models.Accountant = (*Drive)(nil)

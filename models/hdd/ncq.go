@@ -214,6 +214,7 @@ func (d *Drive) mediaOp(cmd float64, a, b int64, isWrite bool) (end float64, c p
 	end = s + bestCost + (c.tEnd - c.tStart)
 	d.noteSeek(bestSeek, bestCost-bestSeek)
 	d.headFree, d.headX = end, c.xEnd
+	d.headNs += end - s
 	if d.traceHead != nil {
 		kind := workRead
 		if c.write {

@@ -187,3 +187,23 @@ func (l *Link) String() string {
 	}
 	return s
 }
+
+// Resources returns the busy time of each direction over all member
+// links (nil for a local link: it has no wire): rx carries requests and
+// written data to the NAS, tx responses and read data to the client.
+func (l *Link) Resources(at time.Duration) []models.Resource {
+	if l.local {
+		return nil
+	}
+	var busy [2]time.Duration
+	for i := range l.lanes {
+		for d := range busy {
+			busy[d] += l.lanes[i].dir[d].BookedBy(at)
+		}
+	}
+	n := len(l.lanes)
+	return []models.Resource{
+		{Name: "link rx", Class: models.ClassLink, Units: n, Busy: busy[ToNAS]},
+		{Name: "link tx", Class: models.ClassLink, Units: n, Busy: busy[ToClient]},
+	}
+}

@@ -173,3 +173,23 @@ func (p *Port) Counters() []models.Counter {
 
 // Bus returns the bus the port is on.
 func (p *Port) Bus() *Bus { return p.bus }
+
+// Resources implements models.Accountant: the bus's data path and command
+// processor (shared by its ports, so reported once) and this port's own
+// link, where the bus has them.
+func (p *Port) Resources(at time.Duration) []models.Resource {
+	b := p.bus
+	var out []models.Resource
+	if b.cfg.Rate > 0 {
+		out = append(out, models.Resource{Name: "bus", Class: models.ClassController, Units: 1, Busy: b.data.BookedBy(at), Key: &b.data})
+	}
+	if b.cfg.PerCommand > 0 {
+		out = append(out, models.Resource{Name: "bus commands", Class: models.ClassController, Units: 1, Busy: b.cmd.BookedBy(at), Key: &b.cmd})
+	}
+	if b.cfg.PortRate > 0 {
+		out = append(out, models.Resource{Name: "port", Class: models.ClassController, Units: 1, Busy: p.link.BookedBy(at)})
+	}
+	return out
+}
+
+var _ models.Accountant = (*Port)(nil)

@@ -172,3 +172,28 @@ func (c *Controller) netRequest() time.Duration {
 	}
 	return c.cfg.CPU.NetPerRequest
 }
+
+// Resources implements models.Accountant: the cores (with the work the
+// layers above charge through Compute) and the crypto engine, if any.
+func (c *Controller) Resources(at time.Duration) []models.Resource {
+	var cores time.Duration
+	for i := range c.cpu.cores {
+		cores += c.cpu.cores[i].BookedBy(at)
+	}
+	out := []models.Resource{{Name: "NAS cores", Class: models.ClassCPU, Units: len(c.cpu.cores), Busy: cores}}
+	if c.cpu.engineBusy > 0 {
+		out = append(out, models.Resource{Name: "NAS crypto engine", Class: models.ClassCPU, Units: 1, Busy: c.cpu.engine.BookedBy(at)})
+	}
+	return out
+}
+
+var _ models.Accountant = (*Controller)(nil)
+
+// Waits implements models.Gate: the requests that waited for the storage
+// (page cache misses, write-through, throttled writers, flushes).
+func (c *Controller) Waits() int64 { return c.misses + c.storageWaits }
+
+// Gated implements models.Gate: the storage is behind the page cache.
+func (c *Controller) Gated(int) bool { return true }
+
+var _ models.Gate = (*Controller)(nil)

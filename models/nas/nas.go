@@ -44,6 +44,9 @@ type Controller struct {
 	gShift  uint
 
 	hits, misses, writebackBytes, metadataOps, journalBytes int64
+	// storageWaits counts requests besides misses that waited for the
+	// storage: write-through, throttled writers, flushes (models.Gate).
+	storageWaits int64
 }
 
 // stream is a sequential read stream, for read-ahead.
@@ -474,13 +477,18 @@ func (c *Controller) write(at time.Duration, r models.Request) (time.Duration, e
 	if grow == 0 {
 		return t, nil
 	}
-	return c.balance(t, grow), nil
+	done := c.balance(t, grow)
+	if done > t {
+		c.storageWaits++ // throttled: paced at the storage's writeback rate
+	}
+	return done, nil
 }
 
 // writeThrough writes r to the storage at once (encrypted on an encrypted
 // share) and, with flush, flushes the storage before the write is
 // acknowledged; the pages stay cached, clean.
 func (c *Controller) writeThrough(t time.Duration, r models.Request, p0, p1 int64, flush bool) (time.Duration, error) {
+	c.storageWaits++
 	for pg := p0; pg <= p1; pg++ {
 		s := c.pc.lookup(pg)
 		if s < 0 {
@@ -563,6 +571,7 @@ func (c *Controller) trim(at time.Duration, r models.Request) (time.Duration, er
 // flush writes back every dirty page and the journal, then flushes the
 // storage.
 func (c *Controller) flush(at time.Duration) (time.Duration, error) {
+	c.storageWaits++
 	t := c.cpu.run(at, c.cfg.CPU.PerRequest+c.netRequest())
 	j, err := c.commit(t)
 	if err != nil {

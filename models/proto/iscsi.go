@@ -92,8 +92,7 @@ func (d *Device) iscsiCommand(t time.Duration, s *session, flow int, nasReq mode
 			cost += time.Duration(d.probe.Uncached(nasReq)) * d.cfg.ServerMiss
 		}
 		if cost > 0 {
-			s.serverBusy = d.cpu.Compute(max(arrive, s.serverBusy), cost, 0, 0)
-			arrive = s.serverBusy
+			arrive = d.serve(s, arrive, cost, 0, 0)
 		}
 	}
 	done, err := d.nas.Submit(arrive, nasReq)

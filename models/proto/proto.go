@@ -60,6 +60,7 @@ type Device struct {
 
 	roundTrips, smbRequests, iscsiCommands, iscsiR2Ts, fileOps int64
 	cryptoBytes                                                int64
+	threadBusy                                                 time.Duration // server threads' work, all sessions
 }
 
 const (
@@ -294,12 +295,27 @@ func (d *Device) crypto(t time.Duration, s *session, n int64) time.Duration {
 		return t
 	}
 	d.cryptoBytes += n
-	start := max(t, s.serverBusy)
 	if d.cpu != nil {
-		s.serverBusy = d.cpu.Compute(start, 0, n, d.cryptoRate)
-	} else {
-		s.serverBusy = start + time.Duration(float64(n)*d.cryptoNsPerByte+0.5)
+		return d.serve(s, t, 0, n, d.cryptoRate)
 	}
+	work := time.Duration(float64(n)*d.cryptoNsPerByte + 0.5)
+	d.threadBusy += work
+	s.serverBusy = max(t, s.serverBusy) + work
+	return s.serverBusy
+}
+
+// serve runs fixed plus n bytes at rate bytes/s (one core's; 0: fixed
+// only) of session s's server-thread work on the NAS's cores, after the
+// thread's earlier work and no earlier than at, and returns when it is
+// done. The work counts as the thread's busy time; a wait for a free core
+// is the cores', not the thread's.
+func (d *Device) serve(s *session, at, fixed time.Duration, n int64, rate float64) time.Duration {
+	work := fixed
+	if rate > 0 && n > 0 {
+		work += time.Duration(float64(n) / rate * 1e9)
+	}
+	d.threadBusy += work
+	s.serverBusy = d.cpu.Compute(max(at, s.serverBusy), fixed, n, rate)
 	return s.serverBusy
 }
 
@@ -336,3 +352,27 @@ func (d *Device) Counters() []models.Counter {
 	}
 	return append(c, d.link.Counters()...)
 }
+
+// Resources implements models.Accountant: the link's directions and the
+// server threads, one per client session (the work the protocol charges
+// on the NAS's cores; the cores themselves are the NAS's resources).
+func (d *Device) Resources(at time.Duration) []models.Resource {
+	out := d.link.Resources(at)
+	if d.threadBusy > 0 {
+		sessions, ahead := 0, time.Duration(0)
+		for _, s := range d.sessions {
+			if s != nil {
+				sessions++
+				ahead += max(0, s.serverBusy-at)
+			}
+		}
+		name := "SMB server thread"
+		if d.proto == protoISCSI {
+			name = "iSCSI target thread"
+		}
+		out = append(out, models.Resource{Name: name, Class: models.ClassProtocol, Units: max(sessions, 1), Busy: d.threadBusy - ahead})
+	}
+	return out
+}
+
+var _ models.Accountant = (*Device)(nil)

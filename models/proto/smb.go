@@ -82,8 +82,7 @@ func (d *Device) smbExchange(t time.Duration, s *session, flow int, reqBody, res
 		}
 		if cost > 0 {
 			// On the session's smbd thread, after its earlier work.
-			s.serverBusy = d.cpu.Compute(max(arrive, s.serverBusy), cost, 0, 0)
-			arrive = s.serverBusy
+			arrive = d.serve(s, arrive, cost, 0, 0)
 		}
 	}
 	done, err := d.nas.Submit(arrive, nasReq)

@@ -325,3 +325,10 @@ func (a *Array) submitMember(m int, op models.Op, off, n int64, at time.Duration
 	a.free[m] = max(a.free[m], d)
 	return d, nil
 }
+
+// ChildName implements models.ChildNamer: members are "drive N", by bay.
+func (a *Array) ChildName(i int) (string, models.Class) {
+	return fmt.Sprintf("drive %d", i+1), ""
+}
+
+var _ models.ChildNamer = (*Array)(nil)

@@ -1,6 +1,10 @@
 package ssd
 
-import "github.com/nasemu/nasemu/models"
+import (
+	"time"
+
+	"github.com/nasemu/nasemu/models"
+)
 
 // stats are the drive's running totals.
 type stats struct {
@@ -55,3 +59,32 @@ func (d *Drive) Counters() []models.Counter {
 		{Name: "map_cache_misses", Value: float64(d.st.mapMisses)},
 	}
 }
+
+// Resources implements models.Accountant: the dies (reads, programs,
+// erases, garbage collection), the channels, the controller's command
+// processing and the host interface (one half-duplex resource on SATA, a
+// direction each on PCIe).
+func (d *Drive) Resources(at time.Duration) []models.Resource {
+	var dies, chans time.Duration
+	for i := range d.dies {
+		dies += d.dies[i].busy.BookedBy(at)
+	}
+	for i := range d.channels {
+		chans += d.channels[i].BookedBy(at)
+	}
+	out := []models.Resource{
+		{Name: "dies", Class: models.ClassDrive, Units: len(d.dies), Busy: dies},
+		{Name: "channels", Class: models.ClassDrive, Units: len(d.channels), Busy: chans},
+	}
+	if d.admit > 0 {
+		out = append(out, models.Resource{Name: "controller", Class: models.ClassDrive, Units: 1, Busy: d.ctrl.BookedBy(at)})
+	}
+	if d.linkR == d.linkW {
+		return append(out, models.Resource{Name: "interface", Class: models.ClassDrive, Units: 1, Busy: d.linkR.BookedBy(at)})
+	}
+	return append(out,
+		models.Resource{Name: "interface to host", Class: models.ClassDrive, Units: 1, Busy: d.linkR.BookedBy(at)},
+		models.Resource{Name: "interface from host", Class: models.ClassDrive, Units: 1, Busy: d.linkW.BookedBy(at)})
+}
+
+var _ models.Accountant = (*Drive)(nil)

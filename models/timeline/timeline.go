@@ -18,7 +18,10 @@
 // before which nothing is placed.
 package timeline
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Window is the number of disjoint busy intervals a Timeline remembers. It
 // is a power of two: the intervals live in a ring indexed modulo Window.
@@ -51,6 +54,9 @@ type Timeline struct {
 	n     int
 	floor time.Duration // nothing is placed before this
 	hint  int           // ring position of the last search's answer (see firstEndingAfter)
+	// booked is the time ever reserved: the resource's busy time, for
+	// utilisation accounting (the calendar itself forgets old intervals).
+	booked time.Duration
 }
 
 // at returns the k-th earliest interval (0 ≤ k ≤ n; k == n is the free
@@ -65,6 +71,7 @@ func (t *Timeline) Reserve(at, d time.Duration) (start, end time.Duration) {
 		start = max(at, t.floor)
 		return start, start
 	}
+	t.booked += d
 	if t.n == Window {
 		t.forgetFirst()
 	}
@@ -105,6 +112,7 @@ func (t *Timeline) ReserveSplit(at, d time.Duration) (end time.Duration) {
 	if d <= 0 {
 		return cursor
 	}
+	t.booked += d
 	if t.n == Window {
 		t.forgetFirst()
 		cursor = max(cursor, t.floor)
@@ -277,6 +285,18 @@ func (t *Timeline) FreeAt(at time.Duration) time.Duration {
 		at = max(at, iv.end)
 	}
 	return at
+}
+
+// Booked returns the time ever reserved on the resource (all of
+// Reserve's and ReserveSplit's durations): its busy time since it was made,
+// which utilisation accounting divides by elapsed time.
+func (t *Timeline) Booked() time.Duration { return t.booked }
+
+// BookedBy returns the time reserved on the resource that lies before at:
+// Booked less the reservations after at (the latest ones, which the
+// calendar still holds unless more than Window of them lie beyond at).
+func (t *Timeline) BookedBy(at time.Duration) time.Duration {
+	return t.booked - t.Busy(at, math.MaxInt64)
 }
 
 // BusyUntil returns the end of the last reservation.

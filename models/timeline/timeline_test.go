@@ -201,3 +201,28 @@ func TestSnuggestIsFullScan(t *testing.T) {
 		}
 	}
 }
+
+// Booked sums every reservation, those the calendar has forgotten too;
+// BookedBy leaves out what lies after its time.
+func TestBooked(t *testing.T) {
+	var tl Timeline
+	var want time.Duration
+	for i := range 3 * Window {
+		// Disjoint bookings, so the calendar forgets the earliest.
+		tl.Reserve(time.Duration(i)*10*time.Microsecond, 4*time.Microsecond)
+		want += 4 * time.Microsecond
+	}
+	tl.ReserveSplit(0, 3*time.Microsecond) // fills gaps among the remembered intervals
+	want += 3 * time.Microsecond
+	if got := tl.Booked(); got != want {
+		t.Errorf("Booked %v, want %v", got, want)
+	}
+	end := tl.BusyUntil()
+	if got := tl.BookedBy(end); got != want {
+		t.Errorf("BookedBy(end) %v, want all %v", got, want)
+	}
+	// The last booking, [end-4µs, end), is half after end-2µs.
+	if got := tl.BookedBy(end - 2*time.Microsecond); got != want-2*time.Microsecond {
+		t.Errorf("BookedBy(end-2µs) %v, want %v", got, want-2*time.Microsecond)
+	}
+}
