@@ -173,7 +173,7 @@ func (d *Drive) toHost(cmd, ready float64, n int64) float64 {
 	start := max(cmd, d.linkFree)
 	done := max(ready, start+float64(n)*d.linkNsPerB)
 	d.linkFree = done
-	d.linkNs += float64(n) * d.linkNsPerB
+	d.linkNs += float64(float64(n) * d.linkNsPerB) // no FMA: the same sum on every CPU
 	return done
 }
 
@@ -198,7 +198,7 @@ func (d *Drive) write(t float64, a, b int64) (float64, bool) {
 	start := max(cmd, d.linkFree)
 	in := start + float64(b-a)*d.linkNsPerB // data is in the buffer
 	d.linkFree = in
-	d.linkNs += float64(b-a) * d.linkNsPerB
+	d.linkNs += float64(float64(b-a) * d.linkNsPerB) // no FMA
 	if cacheable {
 		d.writeAbsorbed++
 		return max(in, d.absorb(a, b, cmd, in)), false
