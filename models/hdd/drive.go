@@ -171,9 +171,10 @@ func (d *Drive) read(t float64, a, b int64) (float64, bool) {
 // behind the media.
 func (d *Drive) toHost(cmd, ready float64, n int64) float64 {
 	start := max(cmd, d.linkFree)
-	done := max(ready, start+float64(n)*d.linkNsPerB)
+	xfer := float64(float64(n) * d.linkNsPerB) // rounded: no FMA, the same sums on every CPU
+	done := max(ready, start+xfer)
 	d.linkFree = done
-	d.linkNs += float64(float64(n) * d.linkNsPerB) // no FMA: the same sum on every CPU
+	d.linkNs += xfer
 	return done
 }
 
@@ -196,9 +197,10 @@ func (d *Drive) write(t float64, a, b int64) (float64, bool) {
 		d.destageIdle(t)
 	}
 	start := max(cmd, d.linkFree)
-	in := start + float64(b-a)*d.linkNsPerB // data is in the buffer
+	xfer := float64(float64(b-a) * d.linkNsPerB) // rounded: no FMA
+	in := start + xfer                           // data is in the buffer
 	d.linkFree = in
-	d.linkNs += float64(float64(b-a) * d.linkNsPerB) // no FMA
+	d.linkNs += xfer
 	if cacheable {
 		d.writeAbsorbed++
 		return max(in, d.absorb(a, b, cmd, in)), false
