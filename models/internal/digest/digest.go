@@ -1,7 +1,6 @@
-// Package digest hashes a model's answers into one number, for the golden
-// tests that pin a model bit for bit: speed work on a model must not move
-// a single nanosecond of any completion time or counter, and a digest of
-// them all recorded before the work proves it.
+// Package digest hashes a model's answers into one number: the trace
+// column of the golden tables (package golden), which pins a row bit for
+// bit beside the figures that say what moved.
 package digest
 
 import (
