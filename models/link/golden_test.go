@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nasemu/nasemu/models/internal/golden"
+	"github.com/nasemu/nasemu/internal/golden"
 )
 
 // TestGolden pins every arrival time and counter Send gives over seeded

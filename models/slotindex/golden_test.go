@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/nasemu/nasemu/models/internal/golden"
+	"github.com/nasemu/nasemu/internal/golden"
 )
 
 // TestGolden pins the answers of Lookup and Key over a seeded trace

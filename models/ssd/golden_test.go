@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/nasemu/nasemu/models"
-	"github.com/nasemu/nasemu/models/internal/golden"
+	"github.com/nasemu/nasemu/internal/golden"
 )
 
 // TestGolden pins every completion time and counter of the drives below

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nasemu/nasemu/models/internal/golden"
+	"github.com/nasemu/nasemu/internal/golden"
 )
 
 // TestGolden pins every answer the calendar gives over a long seeded
