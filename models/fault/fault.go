@@ -76,7 +76,8 @@ type Rule struct {
 	// Stall makes the device answer nothing for Stall from a chosen
 	// request's submission: it and every request submitted in that window
 	// reach the device at its end (a controller reset, a link flap, a
-	// path failover).
+	// path failover). One stall holds at a time: a chosen request whose
+	// stall would end later starts a new window in place of the old.
 	Stall time.Duration
 	// Fail fails a chosen request with ErrInjected; the device serves
 	// the others.
@@ -197,7 +198,13 @@ func (d *Device) Clear() { d.rules = d.rules[:0] }
 // Dead reports whether a Dead rule has fired.
 func (d *Device) Dead() bool { return d.dead }
 
-// Events returns the requests chosen so far, in order.
+// MaxEvents bounds the events an injector keeps: the first ones are
+// what a test looks at, and a rule that fires for days must not grow
+// memory; the counters count them all.
+const MaxEvents = 1024
+
+// Events returns the requests chosen so far, in order (the first
+// MaxEvents of them).
 func (d *Device) Events() []Event { return append([]Event(nil), d.events...) }
 
 // Unwrap returns the device the injector wraps.
@@ -239,7 +246,9 @@ func (d *Device) Submit(at time.Duration, q models.Request) (time.Duration, erro
 			continue
 		}
 		r.chosen++
-		d.events = append(d.events, Event{Rule: i, At: at, Request: q})
+		if len(d.events) < MaxEvents {
+			d.events = append(d.events, Event{Rule: i, At: at, Request: q})
+		}
 		delay += r.Delay
 		if r.Delay > 0 {
 			d.delayed++

@@ -215,3 +215,14 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// An injector keeps the first MaxEvents events and counts them all.
+func TestEventsBounded(t *testing.T) {
+	d := inject(t, 1, "read fail")
+	for i := range 2 * MaxEvents {
+		d.Submit(time.Duration(i), models.Request{Op: models.Read, Length: 4096})
+	}
+	if n, c := len(d.Events()), d.Counters()[0].Value; n != MaxEvents || c != 2*MaxEvents {
+		t.Errorf("%d events kept, %v counted; want %d and %d", n, c, MaxEvents, 2*MaxEvents)
+	}
+}
