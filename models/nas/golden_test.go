@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nasemu/nasemu/internal/golden"
 	"github.com/nasemu/nasemu/models"
 	"github.com/nasemu/nasemu/models/fixed"
 	"github.com/nasemu/nasemu/models/hdd"
-	"github.com/nasemu/nasemu/internal/golden"
 )
 
 // TestGolden pins every completion time, error and counter of the

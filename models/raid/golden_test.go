@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nasemu/nasemu/internal/golden"
 	"github.com/nasemu/nasemu/models"
 	"github.com/nasemu/nasemu/models/catalog"
 	"github.com/nasemu/nasemu/models/fixed"
-	"github.com/nasemu/nasemu/internal/golden"
 )
 
 // TestGolden pins every completion time, error and counter (the array's

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nasemu/nasemu/models"
 	"github.com/nasemu/nasemu/internal/golden"
+	"github.com/nasemu/nasemu/models"
 )
 
 // TestGolden pins every completion time and counter of the drives below
