@@ -23,6 +23,7 @@ const module = "github.com/nasemu/nasemu"
 // engine they plug into; only the command wires everything together.
 var allowedImports = map[string][]string{
 	".":               {"models"},
+	"internal":        {"models"},
 	"models":          {"models"},
 	"emu":             {"models"},
 	"fusefs":          {"emu", "models"},

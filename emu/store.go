@@ -3,6 +3,7 @@ package emu
 import (
 	"fmt"
 	"io"
+	"iter"
 	"sync"
 
 	"github.com/nasemu/nasemu/models"
@@ -72,16 +73,12 @@ func (s *MemStore) ReadAt(p []byte, off int64) (int, error) {
 	if s.closed {
 		return 0, ErrClosed
 	}
-	for done := 0; done < len(p); {
-		pos := off + int64(done)
-		idx, in := pos/memChunk, pos%memChunk
-		n := min(len(p)-done, memChunk-int(in))
-		if c := s.chunks[idx]; c != nil {
-			copy(p[done:done+n], c[in:])
+	for at, q := range pieces(p, off) {
+		if c := s.chunks[at.idx]; c != nil {
+			copy(q, c[at.in:])
 		} else {
-			clear(p[done : done+n])
+			clear(q)
 		}
-		done += n
 	}
 	return len(p), nil
 }
@@ -96,19 +93,34 @@ func (s *MemStore) WriteAt(p []byte, off int64) (int, error) {
 	if s.closed {
 		return 0, ErrClosed
 	}
-	for done := 0; done < len(p); {
-		pos := off + int64(done)
-		idx, in := pos/memChunk, pos%memChunk
-		n := min(len(p)-done, memChunk-int(in))
-		c := s.chunks[idx]
+	for at, q := range pieces(p, off) {
+		c := s.chunks[at.idx]
 		if c == nil {
 			c = new([memChunk]byte)
-			s.chunks[idx] = c
+			s.chunks[at.idx] = c
 		}
-		copy(c[in:], p[done:done+n])
-		done += n
+		copy(c[at.in:], q)
 	}
 	return len(p), nil
+}
+
+// chunkPos is a place in a MemStore: a chunk's index and an offset in it.
+type chunkPos struct{ idx, in int64 }
+
+// pieces splits p, at offset off of the store, at chunk boundaries: for
+// each piece its place and the part of p it is.
+func pieces(p []byte, off int64) iter.Seq2[chunkPos, []byte] {
+	return func(yield func(chunkPos, []byte) bool) {
+		for done := 0; done < len(p); {
+			pos := off + int64(done)
+			idx, in := pos/memChunk, pos%memChunk
+			n := min(len(p)-done, memChunk-int(in))
+			if !yield(chunkPos{idx, in}, p[done:done+n]) {
+				return
+			}
+			done += n
+		}
+	}
 }
 
 // Trim implements Trimmer: whole chunks in the range are freed, partial

@@ -230,29 +230,12 @@ func timing(t *testing.T, attempt func() error) {
 }
 
 // manualClock is a clock that the test moves: SleepUntil jumps to the
-// deadline, Advance stands for a client's own time between requests.
-type manualClock struct {
-	mu  sync.Mutex
-	now time.Duration
-}
+// deadline (a VirtualClock), Advance stands for a client's own time
+// between requests.
+// Only the test's goroutine moves it.
+type manualClock struct{ emu.VirtualClock }
 
-func (c *manualClock) Now() time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *manualClock) SleepUntil(t time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = max(c.now, t)
-}
-
-func (c *manualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now += d
-}
+func (c *manualClock) Advance(d time.Duration) { c.SleepUntil(c.Now() + d) }
 
 // With ClosedLoop, a queue-depth-1 client's own time between requests is
 // not the model's, up to the limit: the model sees its requests back to

@@ -17,6 +17,7 @@ import (
 
 	"github.com/nasemu/nasemu/emu"
 	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/fault"
 	"github.com/nasemu/nasemu/models/fixed"
 	"github.com/nasemu/nasemu/models/raid"
 )
@@ -239,5 +240,90 @@ func TestCapacity(t *testing.T) {
 	os.Remove(s.path(written[0]))
 	if err := os.WriteFile(s.path("again"), randBytes(99, 600_000), 0o644); err != nil {
 		t.Errorf("write after freeing space: %v", err)
+	}
+}
+
+// arm adds the rule written as text to the injector f while the share's
+// volume charges nothing, as a control plane would.
+func arm(t *testing.T, s *share, f *fault.Device, rule string) {
+	t.Helper()
+	r, err := fault.Parse(rule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.fs.Volume().WithModel(func(models.Device, time.Duration) {
+		if err := f.Add(r); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// TestInjectedFaults mounts a RAID 5 whose members and whole array sit
+// behind fault injectors: a drive that starts failing every read is
+// failed by the array and the files still read back whole; a read error
+// above the array's redundancy reaches the client as EIO, once, and the
+// next read succeeds; a dead array fails writes with EIO.
+func TestInjectedFaults(t *testing.T) {
+	drive := fixed.Config{Capacity: 64 << 20}
+	members := make([]models.Device, 4)
+	var sick *fault.Device
+	for i := range members {
+		d, err := fixed.New(drive)
+		if err != nil {
+			t.Fatal(err)
+		}
+		members[i] = d
+		if i == 2 {
+			if sick, err = fault.New(d, 1); err != nil {
+				t.Fatal(err)
+			}
+			members[i] = sick
+		}
+	}
+	a, err := raid.New(raid.Config{Level: raid.RAID5}, members)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := fault.New(a, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mountShare(t, top, emu.NewWallClock(1, 0), "", Options{})
+	files := map[string][]byte{}
+	for i := range 4 {
+		name := fmt.Sprintf("f%d", i)
+		files[name] = randBytes(uint64(70+i), 512<<10+i*4096)
+		if err := os.WriteFile(s.path(name), files[name], 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	arm(t, s, sick, "read fail")
+	for name, want := range files {
+		if got, err := readDirect(s.path(name)); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%s with a member failing its reads: err %v, equal %v", name, err, bytes.Equal(got, want))
+		}
+	}
+	if st := s.fs.Arrays(); len(st) != 1 || st[0].State != "degraded" || len(st[0].Failed) != 1 || st[0].Failed[0] != 2 {
+		t.Fatalf("arrays after member 2's read errors: %+v, want degraded with 2 failed", st)
+	}
+	if len(sick.Events()) == 0 {
+		t.Fatal("member 2 was never read")
+	}
+
+	arm(t, s, top, "read count=1 fail")
+	if _, err := readDirect(s.path("f1")); !errors.Is(err, syscall.EIO) {
+		t.Errorf("read meeting an unrecoverable error: %v, want EIO", err)
+	}
+	if got, err := readDirect(s.path("f1")); err != nil || !bytes.Equal(got, files["f1"]) {
+		t.Errorf("the next read: err %v, equal %v", err, bytes.Equal(got, files["f1"]))
+	}
+	arm(t, s, top, "write dead")
+	fh, err := os.OpenFile(s.path("f3"), os.O_WRONLY|syscall.O_DIRECT, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	if _, err := fh.WriteAt(make([]byte, 4096), 0); !errors.Is(err, syscall.EIO) {
+		t.Errorf("write to a dead array: %v, want EIO", err)
 	}
 }

@@ -45,6 +45,8 @@ const (
 	linkMessagesH = "Protocol messages (requests, responses) the modelled link has carried, by direction."
 	ssdErase      = "nasemu_ssd_block_erase_cycles"
 	ssdEraseH     = "Program/erase cycles of an SSD's NAND blocks: the least, mean and most worn block (stat)."
+	faults        = "nasemu_fault_injected_total"
+	faultsH       = "Requests a fault injector (models/fault) has failed or delayed, and the stalls it started, by effect."
 )
 
 // modelMetrics describes every counter the models report (a test checks
@@ -136,4 +138,9 @@ var modelMetrics = map[string]modelMetric{
 	"link_frames_rx":     {linkFrames, linkFramesH, counter, 1, [2]string{"direction", "to_nas"}},
 	"link_messages_tx":   {linkMessages, linkMessagesH, counter, 1, [2]string{"direction", "to_client"}},
 	"link_messages_rx":   {linkMessages, linkMessagesH, counter, 1, [2]string{"direction", "to_nas"}},
+
+	// Fault injectors.
+	"faults_failed":  {faults, faultsH, counter, 1, [2]string{"effect", "fail"}},
+	"faults_delayed": {faults, faultsH, counter, 1, [2]string{"effect", "delay"}},
+	"faults_stalls":  {faults, faultsH, counter, 1, [2]string{"effect", "stall"}},
 }

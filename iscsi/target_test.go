@@ -272,7 +272,7 @@ func TestDiscovery(t *testing.T) {
 // A model failure reaches the initiator as sense data, not as GOOD.
 func TestModelErrorsAreSense(t *testing.T) {
 	const size = 1 << 20
-	tt := startTarget(t, failing{size}, emu.NewMemStore(size), TargetConfig{})
+	tt := startTarget(t, injected(t, freeModel(t, size), "read write fail"), emu.NewMemStore(size), TargetConfig{})
 	s := tt.dial(t, SessionConfig{})
 	err := s.Write16(ctxT(t, 5*time.Second), 0, 0, 512, make([]byte, 512))
 	var se *StatusError

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/nasemu/nasemu/models"
@@ -57,24 +58,12 @@ type Config struct {
 
 // WithDefaults returns c with every zero field set to its default.
 func (c Config) WithDefaults() Config {
-	if c.Mode == "" {
-		c.Mode = ReadOnly
-	}
-	if c.Block == 0 {
-		c.Block = DefaultBlock
-	}
-	if c.DirtyLimit == 0 {
-		c.DirtyLimit = DefaultDirtyLimit
-	}
-	if c.SequentialBypass == 0 {
-		c.SequentialBypass = DefaultSequentialBypass
-	}
-	if c.FlushDepth == 0 {
-		c.FlushDepth = DefaultFlushDepth
-	}
-	if c.Streams == 0 {
-		c.Streams = DefaultStreams
-	}
+	c.Mode = cmp.Or(c.Mode, ReadOnly)
+	c.Block = cmp.Or(c.Block, DefaultBlock)
+	c.DirtyLimit = cmp.Or(c.DirtyLimit, DefaultDirtyLimit)
+	c.SequentialBypass = cmp.Or(c.SequentialBypass, DefaultSequentialBypass)
+	c.FlushDepth = cmp.Or(c.FlushDepth, DefaultFlushDepth)
+	c.Streams = cmp.Or(c.Streams, DefaultStreams)
 	return c
 }
 

@@ -5,21 +5,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nasemu/nasemu/internal/golden"
 	"github.com/nasemu/nasemu/models"
-	"github.com/nasemu/nasemu/models/internal/digest"
 )
 
-// goldenDigest pins every completion time and counter of the drives below
-// over seeded traces. Speed work on the model (cheaper arithmetic, fewer
-// scans) must not move a single nanosecond; this digest proves it. Update
-// it only for a deliberate change of the model's behaviour, and say so.
-const goldenDigest = 0xa8b6efc0a3e3f077
-
-func TestGoldenDigest(t *testing.T) {
-	if got := goldenDigestOf(t, 25_000); got != goldenDigest {
-		t.Errorf("digest %#x, want %#x: the drive's answers changed", got, uint64(goldenDigest))
-	}
+// TestGolden pins every completion time and counter of the drives below
+// over seeded traces (testdata/drives.golden). Speed work on the model
+// (cheaper arithmetic, fewer scans) must not move a single nanosecond.
+// Rewrite the file (-rewrite) only for a deliberate change of the model's
+// behaviour, and say so.
+func TestGolden(t *testing.T) {
+	golden.Check(t, "drives", goldenTables(t, 25_000))
 }
+
+// goldenNames name goldenConfigs and the workloads, for the tables.
+var (
+	goldenNames    = []string{"wd-red", "no-write-cache", "qd1", "exos-tight-cache", "one-zone-sata1.5", "scaled-8g"}
+	goldenWorkload = []string{"random-qd32", "streams", "hot-spot"}
+)
 
 // goldenConfigs span the model's branches: NCQ on and off, write cache on
 // and off, a write cache that fills (few entries), one zone, a slow link,
@@ -44,13 +47,13 @@ func goldenConfigs(t testing.TB) []Config {
 	return []Config{red, noWC, qd1, tight, flat, small}
 }
 
-// goldenDigestOf runs each config through three workloads — a queue of 32
+// goldenTables runs each config through three workloads — a queue of 32
 // random mixed requests whose parts a composite device submits at future
 // times, interleaved sequential streams, and a hot spot that hits the
-// buffer — and hashes every completion, error and counter.
-func goldenDigestOf(t testing.TB, n int) uint64 {
-	h := digest.New()
-	put := h.Uint
+// buffer — and tabulates every completion, error and counter.
+func goldenTables(t testing.TB, n int) string {
+	runs := golden.NewTable(append([]string{"drive", "workload"}, golden.Header...)...)
+	counters := golden.NewTable("drive/workload", "device", "counter", "value")
 	for ci, c := range goldenConfigs(t) {
 		for w := range 3 {
 			d, err := New(c, uint64(ci*3+w+1))
@@ -61,6 +64,7 @@ func goldenDigestOf(t testing.TB, n int) uint64 {
 			capa := d.Capacity()
 			slots := make([]time.Duration, 32)
 			streams := [4]int64{0, capa / 3, capa / 2, capa - 64<<20}
+			row := golden.NewSeries()
 			for i := range n {
 				j := rng.IntN(len(slots))
 				at := slots[j]
@@ -105,14 +109,13 @@ func goldenDigestOf(t testing.TB, n int) uint64 {
 					r.Offset = capa - 1024 // out of range: an error
 				}
 				done, err := d.Submit(at, r)
-				put(uint64(done))
-				if err != nil {
-					put(uint64(i))
-				}
+				row.Done(i, at, done, err)
 				slots[j] = max(slots[j], done)
 			}
-			h.Counters(d.Counters())
+			runs.Row(append([]string{goldenNames[ci], goldenWorkload[w]}, row.Cells()...)...)
+			golden.Counters(counters, goldenNames[ci]+"/"+goldenWorkload[w], "drive", d.Counters())
 		}
 	}
-	return h.Sum()
+	return "# hdd: seeded traces over each drive (golden_test.go); latencies in exact µs\n" +
+		runs.String() + "\n" + counters.String()
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/devicetest"
 )
 
 // wdRed1TB and exosX18 mirror the catalog entries (the catalog package
@@ -49,34 +50,8 @@ func (r result) mbps() float64 { return float64(r.bytes) / r.elapsed.Seconds() /
 // slot issues its next request when its last one completes.
 func closedLoop(t testing.TB, dev models.Device, qd, n int, start time.Duration, next func(i int) models.Request) result {
 	t.Helper()
-	slots := make([]time.Duration, qd)
-	for i := range slots {
-		slots[i] = start
-	}
-	var res result
-	last := start
-	for i := range n {
-		j := 0
-		for k := range slots {
-			if slots[k] < slots[j] {
-				j = k
-			}
-		}
-		r := next(i)
-		done, err := dev.Submit(slots[j], r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if done < slots[j] {
-			t.Fatalf("request %v at %v completed at %v, before it was issued", r, slots[j], done)
-		}
-		slots[j] = done
-		last = max(last, done)
-		res.ios++
-		res.bytes += r.Length
-	}
-	res.elapsed = last - start
-	return res
+	l := devicetest.ClosedLoop(t, dev, start, qd, n, next)
+	return result{ios: l.IOs, bytes: l.Bytes, elapsed: l.Elapsed}
 }
 
 // randomReads returns a generator of aligned random reads of size bs over

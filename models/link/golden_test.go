@@ -1,26 +1,27 @@
 package link
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
 
-	"github.com/nasemu/nasemu/models/internal/digest"
+	"github.com/nasemu/nasemu/internal/golden"
 )
 
-// goldenDigest pins every arrival time and counter Send gives over seeded
-// traffic on several kinds of link. Speed work (here or in
-// models/timeline) must leave it bit-identical. Update it only for a
-// deliberate change of behaviour, and say so.
-const goldenDigest = 0x961f9e29b8193cee
-
-// TestGoldenDigest sends requests and responses of every size class, in
-// both directions, on single, LACP and multichannel links, with messages
+// TestGolden pins every arrival time and counter Send gives over seeded
+// traffic on several kinds of link (testdata/links.golden). Speed work
+// (here or in models/timeline) must leave it bit-identical. Rewrite it
+// (-rewrite) only for a deliberate change of behaviour, and say so.
+//
+// It sends requests and responses of every size class, in both
+// directions, on single, LACP and multichannel links, with messages
 // booked for the future (a read's data, sent when the disk has it) and
-// messages from the past interleaved, and hashes every answer.
-func TestGoldenDigest(t *testing.T) {
-	h := digest.New()
-	put := h.Int
+// messages from the past interleaved, and tabulates every answer: a
+// message's latency is its arrival less its send time.
+func TestGolden(t *testing.T) {
+	runs := golden.NewTable(append([]string{"link"}, golden.Header...)...)
+	counters := golden.NewTable("link", "device", "counter", "value")
 	for ci, cfg := range []Config{
 		{Kind: "1gbe"},
 		{Kind: "10gbe", MTU: 9000},
@@ -33,7 +34,8 @@ func TestGoldenDigest(t *testing.T) {
 		l := mustNew(t, cfg)
 		rng := rand.New(rand.NewPCG(uint64(ci), 3))
 		now := time.Duration(0)
-		for range 20_000 {
+		row := golden.NewSeries()
+		for i := range 20_000 {
 			now += time.Duration(rng.IntN(20_000))
 			t0 := now
 			switch rng.IntN(8) {
@@ -51,15 +53,13 @@ func TestGoldenDigest(t *testing.T) {
 			}
 			dir := Dir(rng.IntN(2))
 			lane := l.Lane(rng.IntN(16), dir, t0)
-			put(int64(lane))
-			put(int64(l.Send(t0, lane, dir, n)))
+			row.Hash(int64(lane))
+			row.Done(i, t0, l.Send(t0, lane, dir, n), nil)
 		}
-		for _, c := range l.Counters() {
-			h.String(c.Name)
-			put(int64(c.Value))
-		}
+		name := fmt.Sprintf("%s-x%d-%v-mtu%d", cfg.Kind, max(cfg.Count, 1), cfg.Mode, cfg.MTU)
+		runs.Row(append([]string{name}, row.Cells()...)...)
+		golden.Counters(counters, name, "link", l.Counters())
 	}
-	if got := h.Sum(); got != goldenDigest {
-		t.Errorf("digest %#x, want %#x: the link's answers changed", got, uint64(goldenDigest))
-	}
+	golden.Check(t, "links", "# link: seeded messages over each link (golden_test.go); latencies in exact µs\n"+
+		runs.String()+"\n"+counters.String())
 }

@@ -143,8 +143,13 @@ func (p *Port) Capacity() int64 { return p.dev.Capacity() }
 // Children implements models.Parent.
 func (p *Port) Children() []models.Device { return []models.Device{p.dev} }
 
-// Submit implements models.Device.
+// Submit implements models.Device. A request the device would refuse for
+// its range never reaches the bus: the HBA's driver checks it against the
+// drive's capacity before it issues a command.
 func (p *Port) Submit(at time.Duration, r models.Request) (time.Duration, error) {
+	if err := models.CheckRange(r, p.dev.Capacity()); err != nil {
+		return at, err
+	}
 	switch r.Op {
 	case models.Read:
 		t := p.bus.command(at)

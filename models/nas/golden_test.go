@@ -5,27 +5,27 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nasemu/nasemu/internal/golden"
 	"github.com/nasemu/nasemu/models"
 	"github.com/nasemu/nasemu/models/fixed"
 	"github.com/nasemu/nasemu/models/hdd"
-	"github.com/nasemu/nasemu/models/internal/digest"
 )
 
-// goldenDigest pins every completion time, error and counter of the
-// controller (and its storage) over seeded traces. Speed work on the
-// controller (a shortcut in the core choice, a different page-cache
-// layout) must not move a single nanosecond; this digest proves it.
-// Update it only for a deliberate change of the model's behaviour, and
-// say so. Recorded with the IO-less dirty throttle (throttle.go), a
-// read miss booked as two stretches of core time rather than four, and a
-// local client's calls run in its own thread (Controller.issue).
-const goldenDigest = 0x6a8eb131c539668a
-
-func TestGoldenDigest(t *testing.T) {
-	if got := goldenDigestOf(t, 30_000); got != goldenDigest {
-		t.Errorf("digest %#x, want %#x: the controller's answers changed", got, uint64(goldenDigest))
-	}
+// TestGolden pins every completion time, error and counter of the
+// controller (and its storage) over seeded traces
+// (testdata/controllers.golden). Speed work on the controller (a shortcut
+// in the core choice, a different page-cache layout) must not move a
+// single nanosecond. Rewrite it (-rewrite) only for a deliberate change
+// of the model's behaviour, and say so.
+func TestGolden(t *testing.T) {
+	golden.Check(t, "controllers", goldenTables(t, 30_000))
 }
+
+// goldenNames name goldenConfigs and the storage below them.
+var (
+	goldenNames   = []string{"tiny", "one-core", "crypt", "engine", "write-through", "crypt-write-through", "direct", "local"}
+	goldenStorage = []string{"fixed", "hdd", "fast-fixed-slow-cpu"}
+)
 
 // goldenConfigs span the controller's branches: a page cache small enough
 // that the trace evicts and writes back (all-dirty evictions included),
@@ -53,14 +53,14 @@ func goldenConfigs() []Config {
 	return []Config{tiny, oneCore, crypt, engine, wt, cwt, direct, local}
 }
 
-// goldenDigestOf runs each config over a fixed-cost array and over one HDD
+// goldenTables runs each config over a fixed-cost array and over one HDD
 // with a trace of mixed reads, writes (partial pages too), sequential
 // streams, flushes, trims, file ops and Compute calls, whose arrivals are
 // out of order (booked ahead, submitted late), and hashes every
 // completion, error and counter.
-func goldenDigestOf(t testing.TB, n int) uint64 {
-	h := digest.New()
-	put := h.Uint
+func goldenTables(t testing.TB, n int) string {
+	runs := golden.NewTable(append([]string{"controller", "storage"}, golden.Header...)...)
+	counters := golden.NewTable("controller/storage", "device", "counter", "value")
 	// A WD Red 1 TB (datasheet figures) scaled down to 4 GiB.
 	drive, err := hdd.Config{
 		Capacity: 1_000_204_886_016, RPM: 5400, OuterMBps: 150, Heads: 2,
@@ -99,6 +99,7 @@ func goldenDigestOf(t testing.TB, n int) uint64 {
 			for k := range seq {
 				seq[k] = int64(k) * capa / 4
 			}
+			row := golden.NewSeries()
 			for i := range n {
 				j := rng.IntN(len(slots))
 				at := slots[j]
@@ -131,7 +132,7 @@ func goldenDigestOf(t testing.TB, n int) uint64 {
 					r = models.Request{Op: models.Open + models.Op(rng.IntN(int(models.Stat-models.Open)+1))}
 				default: // a layer above charges its own work on the cores
 					d := c.Compute(at, time.Duration(rng.IntN(20_000)), rng.Int64N(1<<16), float64(rng.IntN(3))*1e9)
-					put(uint64(d))
+					row.Hash(int64(d))
 					slots[j] = max(slots[j], d)
 					continue
 				}
@@ -142,19 +143,17 @@ func goldenDigestOf(t testing.TB, n int) uint64 {
 				// calls queue behind its thread's earlier ones.
 				r.Thread = j % 4
 				done, err := c.Submit(at, r)
-				put(uint64(done))
-				if err != nil {
-					put(uint64(i))
-				}
+				row.Done(i, at, done, err)
 				slots[j] = max(slots[j], done)
 				if i%1000 == 0 {
-					put(uint64(c.Uncached(models.Request{Op: models.Read, Offset: rng.Int64N(hot/4096) * 4096, Length: 64 << 10})))
+					row.Hash(c.Uncached(models.Request{Op: models.Read, Offset: rng.Int64N(hot/4096) * 4096, Length: 64 << 10}))
 				}
 			}
 			pct := get(c, "cpu_busy_pct")
 			// Idle time at the end: the lazy background writeback runs.
-			done, err := c.Submit(slots[0]+time.Minute, models.Request{Op: models.Read, Length: 4096})
-			put(uint64(done))
+			idle := slots[0] + time.Minute
+			done, err := c.Submit(idle, models.Request{Op: models.Read, Length: 4096})
+			row.Done(n, idle, done, err)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -167,12 +166,11 @@ func goldenDigestOf(t testing.TB, n int) uint64 {
 			if si == 2 && pct < 20 {
 				t.Errorf("config %d/%d: cpu busy %.2f%%, want the cores loaded", ci, si, pct)
 			}
-			models.Walk(c, func(d models.Device, depth int) {
-				if o, ok := d.(models.Observer); ok {
-					h.Counters(o.Counters())
-				}
-			})
+			name := goldenNames[ci] + "/" + goldenStorage[si]
+			runs.Row(append([]string{goldenNames[ci], goldenStorage[si]}, row.Cells()...)...)
+			golden.StackCounters(counters, name, c)
 		}
 	}
-	return h.Sum()
+	return "# nas: seeded traces over each controller and storage (golden_test.go); latencies in exact µs\n" +
+		runs.String() + "\n" + counters.String()
 }

@@ -1,6 +1,7 @@
 package raid
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -150,24 +151,48 @@ func (a *Array) Submit(at time.Duration, r models.Request) (time.Duration, error
 		return at, fmt.Errorf("%s: %w", a.cfg.Name, err)
 	}
 	a.advance(at)
-	if a.failErr != nil {
-		return at, a.failErr
-	}
-	a.done = at
-	var err error
-	switch r.Op {
-	case models.Flush:
-		err = a.flush(at)
-	default:
-		err = a.rw(at, r)
-	}
-	if err != nil {
+	for {
+		if a.failErr != nil {
+			return at, a.failErr
+		}
+		a.done = at
+		var err error
+		switch r.Op {
+		case models.Flush:
+			err = a.flush(at)
+		default:
+			err = a.rw(at, r)
+		}
+		if err == nil {
+			break
+		}
 		a.dropPending()
-		return at, err
+		// A member that fails an I/O is failed, as md's error handler
+		// (md_error) fails it, and the request is served again from the
+		// redundancy left; the I/O already issued to other members took
+		// their time. Each pass fails one more member, so this ends.
+		var me *memberError
+		if !errors.As(err, &me) || !errors.Is(err, models.ErrFailed) || a.state[me.member] == failedState {
+			return at, err
+		}
+		a.markFailed(at, me.member)
 	}
 	a.fgBusy = max(a.fgBusy, a.done)
 	return a.done, nil
 }
+
+// memberError is a member's refusal of an I/O the array issued.
+type memberError struct {
+	array  string
+	member int
+	err    error
+}
+
+func (e *memberError) Error() string {
+	return fmt.Sprintf("%s: member %d: %v", e.array, e.member, e.err)
+}
+
+func (e *memberError) Unwrap() error { return e.err }
 
 // rw splits a read, write or trim over the segments it touches. Member
 // I/O due at `at` is submitted first, then the write phases of partial
@@ -312,7 +337,7 @@ func (a *Array) dropPending() {
 func (a *Array) submitMember(m int, op models.Op, off, n int64, at time.Duration) (time.Duration, error) {
 	d, err := a.members[m].Submit(at, models.Request{Op: op, Offset: off, Length: n})
 	if err != nil {
-		return at, fmt.Errorf("%s: member %d: %w", a.cfg.Name, m, err)
+		return at, &memberError{array: a.cfg.Name, member: m, err: err}
 	}
 	switch op {
 	case models.Read:

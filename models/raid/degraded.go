@@ -103,6 +103,13 @@ func (a *Array) FailMember(at time.Duration, i int) error {
 		return fmt.Errorf("%w: %s: member %d is already failed", models.ErrInvalid, a.cfg.Name, i)
 	}
 	a.advance(at)
+	a.markFailed(at, i)
+	return nil
+}
+
+// markFailed fails member i at time at, background work being brought up
+// to at.
+func (a *Array) markFailed(at time.Duration, i int) {
 	if a.state[i] == rebuildingState {
 		a.dropRebuild(at, i)
 	}
@@ -117,7 +124,6 @@ func (a *Array) FailMember(at time.Duration, i int) error {
 		a.failErr = fmt.Errorf("%w: %s failed: members %v are failed or not rebuilt, %s tolerates %d",
 			models.ErrFailed, a.cfg.Name, list, a.cfg.Level, a.tolerates)
 	}
-	return nil
 }
 
 // tooManyFailed reports whether some segment has lost more members than

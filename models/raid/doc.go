@@ -69,6 +69,13 @@
 // part already rebuilt is served from the replacement and the rest as
 // degraded.
 //
+// A member that refuses an I/O with an error wrapping models.ErrFailed (a
+// drive that died, an unreadable sector; see package fault) is failed as
+// md's error handler fails it, and the request is served again from the
+// redundancy left, so the client sees the error only when no redundancy
+// is left. A rebuild's read that fails fails its source member, a write
+// that fails fails the replacement.
+//
 // # Counters
 //
 // member_reads, member_writes, member_bytes_read, member_bytes_written,

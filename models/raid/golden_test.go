@@ -1,31 +1,28 @@
 package raid
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/nasemu/nasemu/internal/golden"
 	"github.com/nasemu/nasemu/models"
 	"github.com/nasemu/nasemu/models/catalog"
 	"github.com/nasemu/nasemu/models/fixed"
-	"github.com/nasemu/nasemu/models/internal/digest"
 )
 
-// goldenDigest pins every completion time, error and counter (the array's
-// and its members') over seeded traces. Speed work on the array (fewer
-// loops over members, cheaper address arithmetic) must not move a single
-// nanosecond; this digest proves it. Update it only for a deliberate
-// change of the model's behaviour, and say so. Recorded on the code before
-// the second speed round.
-const goldenDigest = 0x1b29e757997bdea7
-
-func TestGoldenDigest(t *testing.T) {
-	if got := goldenDigestOf(t, 20000); got != goldenDigest {
-		t.Errorf("digest %#x, want %#x: the array's answers changed", got, uint64(goldenDigest))
-	}
+// TestGolden pins every completion time, error and counter (the array's
+// and its members') over seeded traces (testdata/arrays.golden). Speed
+// work on the array (fewer loops over members, cheaper address
+// arithmetic) must not move a single nanosecond. Rewrite it (-rewrite)
+// only for a deliberate change of the model's behaviour, and say so.
+func TestGolden(t *testing.T) {
+	golden.Check(t, "arrays", goldenTables(t, 20000))
 }
 
-// goldenArray is one array of the digest: a level over fixed or HDD
+// goldenArray is one array of the tables: a level over fixed or HDD
 // members, optionally degraded (a member failed) or rebuilding (failed and
 // replaced) before the trace starts.
 type goldenArray struct {
@@ -37,9 +34,27 @@ type goldenArray struct {
 	rebuild bool
 }
 
-func goldenDigestOf(t testing.TB, n int) uint64 {
-	h := digest.New()
-	put := h.Uint
+// name names the array in the tables: level, members, their kind, chunk
+// and what was failed or replaced before the trace.
+func (g goldenArray) name() string {
+	kind := "fixed"
+	if g.hdd {
+		kind = "hdd"
+	}
+	s := fmt.Sprintf("%v-%dx%s-%dk", g.level, g.n, kind, g.chunk>>10)
+	if g.degrade >= 0 {
+		s += fmt.Sprintf("-fail%d", g.degrade)
+		if g.rebuild {
+			s += "-rebuild"
+		}
+	}
+	return s
+}
+
+func goldenTables(t testing.TB, n int) string {
+	runs := golden.NewTable(append([]string{"array"}, golden.Header...)...)
+	state := golden.NewTable("array", "state", "rebuilding", "rebuild_progress", "rebuild_bytes")
+	counters := golden.NewTable("array", "device", "counter", "value")
 	drive, err := catalog.LookupDrive("wd-red-1tb")
 	if err != nil {
 		t.Fatal(err)
@@ -90,6 +105,7 @@ func goldenDigestOf(t testing.TB, n int) uint64 {
 			slots[i] = 3 * time.Millisecond
 		}
 		seq, errs := int64(0), 0
+		row := golden.NewSeries()
 		for i := range n {
 			j := rng.IntN(len(slots))
 			at := slots[j]
@@ -123,9 +139,8 @@ func goldenDigestOf(t testing.TB, n int) uint64 {
 				r.Offset = capa - 1024 // out of range: an error
 			}
 			done, err := a.Submit(at, r)
-			put(uint64(done))
+			row.Done(i, at, done, err)
 			if err != nil {
-				put(uint64(i))
 				errs++
 			}
 			slots[j] = max(slots[j], done)
@@ -136,15 +151,11 @@ func goldenDigestOf(t testing.TB, n int) uint64 {
 			t.Errorf("array %d (%v): %d of %d requests failed", ai, g.level, errs, n)
 		}
 		st := a.Status(slots[0])
-		put(uint64(st.State))
-		put(uint64(st.Rebuilding))
-		h.Float((st.RebuildProgress))
-		put(uint64(st.RebuildBytes))
-		models.Walk(a, func(d models.Device, depth int) {
-			if o, ok := d.(models.Observer); ok {
-				h.Counters(o.Counters())
-			}
-		})
+		runs.Row(append([]string{g.name()}, row.Cells()...)...)
+		state.Row(g.name(), st.State.String(), strconv.Itoa(st.Rebuilding),
+			strconv.FormatFloat(st.RebuildProgress, 'f', -1, 64), strconv.FormatInt(st.RebuildBytes, 10))
+		golden.StackCounters(counters, g.name(), a)
 	}
-	return h.Sum()
+	return "# raid: seeded traces over each array (golden_test.go); latencies in exact µs\n" +
+		runs.String() + "\n" + state.String() + "\n" + counters.String()
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/devicetest"
 	"github.com/nasemu/nasemu/models/fixed"
 )
 
@@ -67,33 +68,8 @@ func (f *fakeDev) Submit(at time.Duration, r models.Request) (time.Duration, err
 // simulated time, measured from start to the last completion.
 func closedLoop(t testing.TB, d models.Device, start time.Duration, qd, n int, next func(i int) models.Request) (iops, bps float64) {
 	t.Helper()
-	slots := make([]time.Duration, qd)
-	for i := range slots {
-		slots[i] = start
-	}
-	var last time.Duration
-	var bytes int64
-	for i := 0; i < n; i++ {
-		j := 0
-		for k := range slots {
-			if slots[k] < slots[j] {
-				j = k
-			}
-		}
-		r := next(i)
-		done, err := d.Submit(slots[j], r)
-		if err != nil {
-			t.Fatalf("request %d %v: %v", i, r, err)
-		}
-		if done < slots[j] {
-			t.Fatalf("request %d completed at %v before its submission at %v", i, done, slots[j])
-		}
-		slots[j] = done
-		last = max(last, done)
-		bytes += r.Length
-	}
-	secs := (last - start).Seconds()
-	return float64(n) / secs, float64(bytes) / secs
+	l := devicetest.ClosedLoop(t, d, start, qd, n, next)
+	return l.IOPS(), l.MBps() * 1e6
 }
 
 // randomOps returns a generator of bs-aligned requests of op at uniformly

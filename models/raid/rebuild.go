@@ -1,6 +1,7 @@
 package raid
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -153,10 +154,17 @@ func (a *Array) advance(at time.Duration) {
 		if t > at {
 			return
 		}
-		if a.rebuildStep(t) != nil {
-			// A member refused the rebuild I/O: stop; the rebuild cannot go on.
-			a.rb.member = -1
-			return
+		if err := a.rebuildStep(t); err != nil {
+			// A member that fails a rebuild I/O is failed, as md does: a
+			// failed source may fail the array, a failed replacement
+			// stops its rebuild and the next waiting one starts. Any
+			// other refusal stops the rebuild: it cannot go on.
+			var me *memberError
+			if !errors.As(err, &me) || !errors.Is(err, models.ErrFailed) || a.state[me.member] == failedState {
+				a.rb.member = -1
+				return
+			}
+			a.markFailed(t, me.member)
 		}
 	}
 }

@@ -5,30 +5,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nasemu/nasemu/internal/golden"
 	"github.com/nasemu/nasemu/models"
-	"github.com/nasemu/nasemu/models/internal/digest"
 )
 
-// goldenDigest pins every completion time and counter of the drives below
-// over seeded traces: the die, channel, link and admission timelines, the
-// FTL and garbage collection all feed into it. Speed work (here or in
-// models/timeline) must leave it bit-identical. Update it only for a
-// deliberate change of behaviour, and say so.
-const goldenDigest = 0x3d066ae7385e65ef
-
-func TestGoldenDigest(t *testing.T) {
-	if got := goldenDigestOf(t, 30_000); got != goldenDigest {
-		t.Errorf("digest %#x, want %#x: the drive's answers changed", got, uint64(goldenDigest))
-	}
+// TestGolden pins every completion time and counter of the drives below
+// over seeded traces (testdata/drives.golden): the die, channel, link and
+// admission timelines, the FTL and garbage collection all feed into it.
+// Speed work (here or in models/timeline) must leave it bit-identical.
+// Rewrite it (-rewrite) only for a deliberate change of behaviour, and
+// say so.
+func TestGolden(t *testing.T) {
+	golden.Check(t, "drives", goldenTables(t, 30_000))
 }
 
-// goldenDigestOf fills small NVMe and SATA drives (one with an SLC cache)
+// goldenTables fills small NVMe and SATA drives (one with an SLC cache)
 // with random writes until garbage collection runs, mixed with reads,
 // sequential streams, trims and flushes, and idle spells, at a queue of 32 whose parts a
 // composite device may submit at future or earlier times.
-func goldenDigestOf(t testing.TB, n int) uint64 {
-	h := digest.New()
-	put := h.Uint
+func goldenTables(t testing.TB, n int) string {
+	runs := golden.NewTable(append([]string{"drive"}, golden.Header...)...)
+	counters := golden.NewTable("drive", "device", "counter", "value")
+	names := []string{"nvme", "sata", "sata-slc-cache"}
 	nvme := testConfig(64<<20, 1.2)
 	sata := testConfig(64<<20, 1.1)
 	sata.Interface = SATA
@@ -43,6 +41,7 @@ func goldenDigestOf(t testing.TB, n int) uint64 {
 		capa := d.Capacity()
 		slots := make([]time.Duration, 32)
 		seq := int64(0)
+		row := golden.NewSeries()
 		for i := range n {
 			if i%3000 == 2999 {
 				// An idle spell: the SLC cache folds, GC catches up.
@@ -80,13 +79,12 @@ func goldenDigestOf(t testing.TB, n int) uint64 {
 				r = models.Request{Op: models.Write, Offset: rng.Int64N(capa/512) * 512, Length: 1536}
 			}
 			done, err := d.Submit(at, r)
-			put(uint64(done))
-			if err != nil {
-				put(uint64(i))
-			}
+			row.Done(i, at, done, err)
 			slots[j] = max(slots[j], done)
 		}
-		h.Counters(d.Counters())
+		runs.Row(append([]string{names[ci]}, row.Cells()...)...)
+		golden.Counters(counters, names[ci], "drive", d.Counters())
 	}
-	return h.Sum()
+	return "# ssd: seeded traces over each drive (golden_test.go); latencies in exact µs\n" +
+		runs.String() + "\n" + counters.String()
 }

@@ -5,33 +5,39 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nasemu/nasemu/models/internal/digest"
+	"github.com/nasemu/nasemu/internal/golden"
 )
 
-// goldenDigest pins every answer the calendar gives over a long seeded
-// trace. The calendar's answers are its contract with every model built
-// on it (cores, links, dies, buses): a change that only makes it faster
-// must leave them bit-identical, and this digest proves it. It was
-// recorded with the straightforward sorted-array implementation; update it
-// only for a deliberate change of behaviour, and say so in the commit.
-const goldenDigest = 0x51f32f6a68e80292
-
-// TestGoldenDigest drives several calendars with the access patterns the
-// models produce — arrivals mostly in time order with work booked for the
-// future (a read's processing when its data arrives), zero-length
-// bookings, split bookings, fitting among several cores, arrivals far in
-// the past — and hashes every value returned.
-func TestGoldenDigest(t *testing.T) {
-	if got := goldenTrace(400_000); got != goldenDigest {
-		t.Errorf("digest %#x, want %#x: the calendar's answers changed", got, uint64(goldenDigest))
-	}
+// TestGolden pins every answer the calendar gives over a long seeded
+// trace (testdata/calendar.golden). The calendar's answers are its
+// contract with every model built on it (cores, links, dies, buses): a
+// change that only makes it faster must leave them bit-identical. The
+// trace was first recorded with the straightforward sorted-array
+// implementation; rewrite it (-rewrite) only for a deliberate change of
+// behaviour, and say so in the commit.
+//
+// It drives several calendars with the access patterns the models produce
+// — arrivals mostly in time order with work booked for the future (a
+// read's processing when its data arrives), zero-length bookings, split
+// bookings, fitting among several cores, arrivals far in the past — and
+// tabulates, per kind of call, the time from each call's arrival to the
+// end of its booking, and hashes every value returned.
+func TestGolden(t *testing.T) {
+	golden.Check(t, "calendar", goldenTrace(400_000))
 }
 
-func goldenTrace(steps int) uint64 {
-	h := digest.New()
+// goldenCalls name the kinds of call of the trace, one row each.
+var goldenCalls = []string{"fit-cores", "reserve", "reserve-split", "split-then-reserve", "free-at", "busy-time", "coarse-grid", "reserve-earliest"}
+
+func goldenTrace(steps int) string {
+	rows := make([]*golden.Series, len(goldenCalls))
+	for i := range rows {
+		rows[i] = golden.NewSeries()
+	}
+	var row *golden.Series
 	put := func(vs ...time.Duration) {
 		for _, v := range vs {
-			h.Int(int64(v))
+			row.Hash(int64(v))
 		}
 	}
 	rng := rand.New(rand.NewPCG(17, 1))
@@ -40,6 +46,7 @@ func goldenTrace(steps int) uint64 {
 	// Bookings on a coarse grid, so that they often touch exactly and
 	// merge with the intervals before and after them.
 	var coarse [2]Timeline
+	row = rows[6]
 	put(coarse[0].BusyUntil(), coarse[0].FreeAt(5))
 	now := time.Duration(0)
 	for step := range steps {
@@ -67,6 +74,7 @@ func goldenTrace(steps int) uint64 {
 		}
 		switch op := rng.IntN(20); {
 		case op < 8: // pick the core that starts first and fits best
+			row = rows[0]
 			best, bs, bw := -1, time.Duration(0), time.Duration(0)
 			for i := range cores {
 				s, w := cores[i].Fit(at, d)
@@ -76,32 +84,48 @@ func goldenTrace(steps int) uint64 {
 				}
 			}
 			s, e := cores[best].Reserve(at, d)
-			put(s, e)
+			put(s)
+			row.Done(step, at, e, nil)
 		case op < 12:
+			row = rows[1]
 			s, e := other[0].Reserve(at, d)
-			put(s, e)
+			put(s)
+			row.Done(step, at, e, nil)
 		case op < 15:
-			put(other[1].ReserveSplit(at, d))
+			row = rows[2]
+			row.Done(step, at, other[1].ReserveSplit(at, d), nil)
 		case op < 16:
+			row = rows[3]
 			put(other[2].ReserveSplit(at, d))
 			s, e := other[2].Reserve(at, d)
-			put(s, e)
+			put(s)
+			row.Done(step, at, e, nil)
 		case op < 17:
+			row = rows[4]
 			tl := &other[rng.IntN(3)]
-			put(tl.Earliest(at, d), tl.FreeAt(at), tl.BusyUntil())
+			e, f := tl.Earliest(at, d), tl.FreeAt(at)
+			put(e, tl.BusyUntil())
+			row.Done(step, at, f, nil) // the wait until the resource is free
 		case op < 18:
+			row = rows[5]
 			tl := &cores[rng.IntN(4)]
-			put(tl.Busy(at-time.Duration(rng.IntN(10_000_000)), at), tl.FreeAt(at-d))
+			busy := tl.Busy(at-time.Duration(rng.IntN(10_000_000)), at)
+			put(tl.FreeAt(at - d))
+			row.Done(step, 0, busy, nil) // the busy time in the window
 		case op < 19:
+			row = rows[6]
 			const grid = 10_000
 			ca, cd := at/grid*grid, d/grid*grid
 			put(coarse[0].ReserveSplit(ca, cd))
 			s, e := coarse[1].Reserve(ca, cd)
-			put(s, e, coarse[1].ReserveSplit(ca+grid, grid))
+			put(s, coarse[1].ReserveSplit(ca+grid, grid))
+			row.Done(step, ca, e, nil)
 		default:
+			row = rows[7]
 			tl := &other[rng.IntN(2)]
 			s, e := tl.Reserve(at, d)
-			put(s, e, tl.Earliest(at, d))
+			put(s, tl.Earliest(at, d))
+			row.Done(step, at, e, nil)
 		}
 		if step%1024 == 0 {
 			// A resource left idle for a long time: its calendar
@@ -109,5 +133,9 @@ func goldenTrace(steps int) uint64 {
 			now += time.Duration(rng.IntN(1_000_000_000))
 		}
 	}
-	return h.Sum()
+	tab := golden.NewTable(append([]string{"call"}, golden.Header...)...)
+	for i, r := range rows {
+		tab.Row(append([]string{goldenCalls[i]}, r.Cells()...)...)
+	}
+	return "# timeline: one seeded trace over several calendars (golden_test.go); times from arrival to the booking's end, in exact µs\n" + tab.String()
 }
