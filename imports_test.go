@@ -33,6 +33,7 @@ var allowedImports = map[string][]string{
 	"bench":           {"models"},
 	"report":          {"bench", "models"},
 	"validate":        {"bench", "models"},
+	"sweep":           {"bench", "models"},
 	"cmd":             {"*"},
 	"scripts":         {"*"},
 	"models/timeline": {},

@@ -293,6 +293,25 @@ type Job struct {
 	Pos string
 }
 
+// WorkingSet returns the bytes the job reads or writes over: its files'
+// total (shared files once, per-instance files once per instance), from
+// its offset on; 0 when the job spans the whole target.
+func (j Job) WorkingSet() int64 {
+	j.EnsureDefaults()
+	if j.Size == 0 && j.FileSize == 0 {
+		return 0
+	}
+	files := int64(j.NrFiles) * int64(j.NumJobs)
+	if j.Filename != "" {
+		files = int64(len(strings.Split(j.Filename, ":")))
+	}
+	per := j.FileSize
+	if per == 0 {
+		per = j.Size / int64(j.NrFiles)
+	}
+	return per*files + j.Offset
+}
+
 // EnsureDefaults fills in fio's defaults for unset fields.
 func (j *Job) EnsureDefaults() {
 	if j.RWMixRead == 0 && (j.RW == ReadWrite || j.RW == RandRW) {

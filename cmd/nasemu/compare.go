@@ -247,7 +247,7 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	jobs = bench.Overrides{Runtime: *runtime, Size: sizeOverride}.Apply(jobs)
 	working := make(map[string]int64, len(jobs))
 	for _, j := range jobs {
-		working[j.Name] = workingSet(j)
+		working[j.Name] = j.WorkingSet()
 	}
 
 	cmp := &report.Comparison{Workload: workload}
@@ -407,23 +407,4 @@ func (f setFlags) load(name string) (*setup.Setup, error) {
 		}
 	}
 	return s, nil
-}
-
-// workingSet returns the bytes job j reads or writes over: its files'
-// total (shared files once, per-instance files once per instance); 0 when
-// the job spans the whole target.
-func workingSet(j bench.Job) int64 {
-	j.EnsureDefaults()
-	if j.Size == 0 && j.FileSize == 0 {
-		return 0
-	}
-	files := int64(j.NrFiles) * int64(j.NumJobs)
-	if j.Filename != "" {
-		files = int64(len(strings.Split(j.Filename, ":")))
-	}
-	per := j.FileSize
-	if per == 0 {
-		per = j.Size / int64(j.NrFiles)
-	}
-	return per*files + j.Offset
 }

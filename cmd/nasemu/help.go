@@ -19,6 +19,11 @@ var examples = map[string][]string{
 		"nasemu compare --suite diskspd --out report/ sim:ds1817-raid5-hdd-smb-1g sim:ds1817-raid10-hdd-smb-1g",
 		"nasemu compare --suite cdm --size 64GiB --set link.kind=10gbe sim:ds1817-raid5-hdd-smb-1g sim:ds1817-raid5-ssd-smb-1g",
 	},
+	"sweep": {
+		"nasemu sweep testdata/sweeps/example-500.yaml --format csv > sweep.csv",
+		"JOB_COMPLETION_INDEX=0 nasemu sweep testdata/sweeps/example-500.yaml --shards 4 --out results/",
+		"nasemu sweep merge --format csv results/",
+	},
 	"presets": {
 		"nasemu presets",
 		"nasemu presets setups",

@@ -77,6 +77,7 @@ func init() {
 	commands = map[string]command{
 		"bench":    {"run a suite or fio job file against sim:SETUP or a path", runBench},
 		"compare":  {"run a suite or job file on several targets and compare them side by side", runCompare},
+		"sweep":    {"simulate every combination of setup keys (drives, count, RAID, link, ...) with a suite; shard it over a cluster", runSweep},
 		"presets":  {"list the catalog: drives, systems, links, setups", runPresets},
 		"mount":    {"mount an emulated NAS share (FUSE) over a backing directory", runMount},
 		"umount":   {"unmount a share: its emulator saves its state and exits (or clear one a killed emulator left)", runUmount},

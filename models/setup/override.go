@@ -19,9 +19,50 @@ import (
 // through Parse, so a bad key, value or combination is refused with the
 // setup's own errors, each naming the key and "--set KEY=VALUE".
 func (s *Setup) With(key, value string) (*Setup, error) {
-	where := "--set " + key + "=" + value
-	fail := func(format string, args ...any) (*Setup, error) {
-		return nil, &Error{File: where, Key: key, Msg: fmt.Sprintf(format, args...)}
+	return s.WithAll("--set "+key+"="+value, KeyValue{key, value})
+}
+
+// KeyValue is one setup key to set and its value, as With takes them.
+type KeyValue struct {
+	Key, Value string
+}
+
+// WithAll returns the setup with every key of kvs set at once, in order,
+// and the result parsed once: a combination is judged whole, so a setup
+// of four drives in RAID 5 can become two drives in RAID 1
+// (drives.count=2 would be refused on its own). Errors name where in
+// place of a file.
+func (s *Setup) WithAll(where string, kvs ...KeyValue) (*Setup, error) {
+	data, err := s.YAML()
+	if err != nil {
+		return nil, err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	for _, kv := range kvs {
+		if err := set(doc.Content[0], kv.Key, kv.Value, where); err != nil {
+			return nil, err
+		}
+	}
+	out, err := yaml.Marshal(&doc)
+	if err != nil {
+		return nil, err
+	}
+	t, err := Parse(s.file, out)
+	if err != nil {
+		return nil, relabel(err, where)
+	}
+	t.file = s.file
+	return t, nil
+}
+
+// set sets key (a dotted path) to value (YAML) in the setup document's
+// root mapping n.
+func set(n *yaml.Node, key, value, where string) error {
+	fail := func(format string, args ...any) error {
+		return &Error{File: where, Key: key, Msg: fmt.Sprintf(format, args...), unknown: true}
 	}
 	if key == "" {
 		return fail("want KEY=VALUE with a dotted key such as drives.count")
@@ -34,15 +75,6 @@ func (s *Setup) With(key, value string) (*Setup, error) {
 	if len(val.Content) == 1 {
 		v = val.Content[0]
 	}
-	data, err := s.YAML()
-	if err != nil {
-		return nil, err
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, err
-	}
-	n := doc.Content[0]
 	parts := strings.Split(key, ".")
 	for i, part := range parts {
 		name, index, err := keyIndex(part)
@@ -79,16 +111,7 @@ func (s *Setup) With(key, value string) (*Setup, error) {
 			}
 		}
 	}
-	out, err := yaml.Marshal(&doc)
-	if err != nil {
-		return nil, err
-	}
-	t, err := Parse(s.file, out)
-	if err != nil {
-		return nil, relabel(err, where)
-	}
-	t.file = s.file
-	return t, nil
+	return nil
 }
 
 // keyIndex splits "drives[1]" into drives and 1; "drives" gives index -1.

@@ -75,3 +75,37 @@ func TestWithRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestWithAll checks that keys set together are judged together: two
+// drives in RAID 1 is a setup, though two drives alone are refused by the
+// RAID 5 they would otherwise keep; and that a refused combination names
+// the caller's label and the key at fault.
+func TestWithAll(t *testing.T) {
+	s := loadBuiltin(t, "ds1817-raid5-hdd-smb-1g")
+	if _, err := s.With("drives.count", "2"); err == nil {
+		t.Fatal("drives.count=2 alone on RAID 5: no error")
+	}
+	x, err := s.WithAll("point 3", KeyValue{"drives.count", "2"}, KeyValue{"raid.level", "raid1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.DriveCount() != 2 || x.RAID.Level.String() != "raid1" {
+		t.Errorf("got %d drives in %s, want 2 in raid1", x.DriveCount(), x.RAID.Level)
+	}
+	_, err = s.WithAll("point 7", KeyValue{"drives.count", "2"}, KeyValue{"raid.level", "raid6"})
+	var se *Error
+	if !errors.As(err, &se) || se.File != "point 7" || !strings.HasPrefix(se.Key, "drives") && se.Key != "raid.level" {
+		t.Fatalf("raid6 on 2 drives: got %v, want an *Error of point 7 at drives or raid.level", err)
+	}
+	if !errors.Is(err, models.ErrConfig) || errors.Is(err, ErrUnknown) {
+		t.Errorf("%v: want models.ErrConfig and not ErrUnknown (other keys could make it right)", err)
+	}
+	for _, kv := range []KeyValue{
+		{"drives.model", "wd-red-99tb"}, {"raid.levle", "raid6"}, {"raid.level", "raid7"},
+		{"link.kind", "100gbe"}, {"nas", "synology-ds9999"}, {"drives[3].count", "2"}, {"link", "{kind: 10gbe"},
+	} {
+		if _, err := s.WithAll("p", kv); !errors.Is(err, ErrUnknown) {
+			t.Errorf("%s=%s: got %v, want an error matching ErrUnknown", kv.Key, kv.Value, err)
+		}
+	}
+}

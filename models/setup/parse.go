@@ -23,6 +23,8 @@ type Error struct {
 	Line int    // 1-based line; 0 when the mistake has no single place (an empty file)
 	Key  string // dotted path of the key, e.g. "raid.level" or "drives[1].count"; "" for syntax errors
 	Msg  string
+
+	unknown bool // an unknown key or name: wrong whatever else the setup says
 }
 
 // Error formats the mistake as file:line: key: message.
@@ -40,8 +42,17 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Is makes every setup error match models.ErrConfig.
-func (e *Error) Is(target error) bool { return target == models.ErrConfig }
+// Is makes every setup error match models.ErrConfig, and an unknown key
+// or name (a misspelt key, a drive the catalog lacks, raid7) match
+// ErrUnknown as well.
+func (e *Error) Is(target error) bool {
+	return target == models.ErrConfig || target == ErrUnknown && e.unknown
+}
+
+// ErrUnknown is matched by the errors of keys the schema lacks, names the
+// catalog lacks and values outside a key's choices: mistakes no other key
+// of the setup can make right, as a combination of keys can be.
+var ErrUnknown = errors.New("unknown key or name")
 
 // maxErrors bounds how many mistakes one Parse reports: past a few, the
 // rest are usually echoes of the first.
@@ -65,7 +76,8 @@ func (p *parser) errorf(n *yaml.Node, key, format string, args ...any) {
 		line = n.Line
 	}
 	if len(p.errs) < maxErrors {
-		p.errs = append(p.errs, &Error{File: p.file, Line: line, Key: key, Msg: fmt.Sprintf(format, args...)})
+		p.errs = append(p.errs, &Error{File: p.file, Line: line, Key: key, Msg: fmt.Sprintf(format, args...),
+			unknown: strings.HasPrefix(format, "unknown ")})
 	}
 }
 
