@@ -19,8 +19,13 @@ import (
 // runs one thread per job: it keeps iodepth operations queued in the
 // kernel, waits for at least one to complete, takes the time once for the
 // batch it reaps (fio's completion timestamp) and refills the queue.
-// Latency is measured from the moment each operation was prepared for
-// submission, as fio measures from its issue time.
+// Latency is split as fio splits it: an operation's completion latency
+// (clat) runs from the return of the system call that submitted it,
+// whose time is taken once for the batch submitted; its total latency
+// (lat) from the moment it was prepared, so lat less clat is fio's
+// submission latency (slat). On storage that completes an operation
+// while it is being submitted (the page cache, tmpfs) clat is then the
+// few microseconds to reap it, as in fio.
 type Engine string
 
 // Engines.
@@ -98,10 +103,15 @@ type ioQueue interface {
 	// prep queues slot i's operation on file index fi (of the files given
 	// to the constructor) for the next submit.
 	prep(i int, fi int, op models.Op, off int64, buf []byte)
-	// submit hands the prepared operations to the kernel and, with wait,
-	// returns after at least one completion or when timeout passes
-	// (timeout < 0: no limit).
-	submit(wait bool, timeout time.Duration) error
+	// submit hands the prepared operations to the kernel in the order
+	// they were prepared and returns how many it took: all of them, or
+	// fewer with an error. It does not wait for completions (those that
+	// completed while being submitted are ready to reap).
+	submit() (int, error)
+	// wait returns once a completion is ready to reap, or when timeout
+	// passes (timeout < 0: no limit), or early (a signal): reap then
+	// finds nothing.
+	wait(timeout time.Duration) error
 	// reap calls fn for each completed operation: its slot and result
 	// (bytes transferred, or a negated errno).
 	reap(fn func(i int, res int64))
@@ -267,6 +277,7 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 		free = append(free, i)
 	}
 	var delayed []pending
+	prepped := make([]int, 0, len(slots)) // prepared, not yet submitted, in order
 	inflight := 0
 	var qerr error
 	now := c.Now()
@@ -275,7 +286,7 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 	// asynchronous engines do trims.
 	inline := func(i int) {
 		sl := slots[i]
-		sl.at = c.Now()
+		sl.at, sl.slat = c.Now(), 0
 		done, err := st.do(sl, sl.at)
 		mu.Lock()
 		st.complete(sl, done, err)
@@ -302,8 +313,9 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 			inline(i)
 			return
 		}
-		sl.at = c.Now()
+		sl.at = c.Now() // prepared: submit makes it the issue time
 		q.prep(i, fi, op, o.off, buf)
+		prepped = append(prepped, i)
 		inflight++
 	}
 	reaped := func(i int, res int64) {
@@ -335,6 +347,20 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 			}
 		}
 		free = append(free, i)
+	}
+	fail := func(err error) {
+		// The kernel refused the queue itself: fail the job, but
+		// still reap what is in flight (its buffers are ours).
+		if qerr != nil {
+			return
+		}
+		qerr = err
+		st.g.failed.Store(true)
+		mu.Lock()
+		if st.err == nil {
+			st.err = fmt.Errorf("job %q: %s: %w", st.job.Name, st.job.Engine, err)
+		}
+		mu.Unlock()
 	}
 	for {
 		for len(free) > 0 && qerr == nil {
@@ -369,20 +395,33 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 			now = c.Now()
 			continue
 		}
+		if len(prepped) > 0 {
+			n, err := q.submit()
+			issued := c.Now() // one issue time per submitted batch, as fio takes it
+			for _, i := range prepped[:n] {
+				sl := slots[i]
+				sl.at, sl.slat = issued, issued-sl.at
+			}
+			if err != nil {
+				fail(err)
+				for _, i := range prepped[n:] { // never reached the kernel
+					inflight--
+					mu.Lock()
+					st.complete(slots[i], issued, err)
+					mu.Unlock()
+				}
+				n = len(prepped)
+			}
+			prepped = prepped[:copy(prepped, prepped[n:])]
+		}
 		timeout := time.Duration(-1)
 		if len(delayed) > 0 {
 			timeout = max(earliest(delayed)-c.Now(), 0)
 		}
-		if err := q.submit(true, timeout); err != nil && qerr == nil {
-			// The kernel refused the queue itself: fail the job, but
-			// still reap what is in flight (its buffers are ours).
-			qerr = err
-			st.g.failed.Store(true)
-			mu.Lock()
-			if st.err == nil {
-				st.err = fmt.Errorf("job %q: %s: %w", st.job.Name, st.job.Engine, err)
+		if inflight > 0 {
+			if err := q.wait(timeout); err != nil {
+				fail(err)
 			}
-			mu.Unlock()
 		}
 		now = c.Now() // one timestamp per reaped batch, as fio takes it
 		q.reap(reaped)

@@ -216,3 +216,42 @@ stonewall
 		t.Errorf("engines used: %+v (the null job submits nothing)", used)
 	}
 }
+
+// TestIOEngineLatencySplit checks that latency is split as fio splits it:
+// on the asynchronous engines an I/O's completion latency (clat) runs
+// from the return of the system call that submitted it and its total
+// latency (lat) from its preparation, so lat exceeds clat by the
+// submission time of every I/O; on psync, which has no submission step,
+// the two are the same.
+func TestIOEngineLatencySplit(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("io_uring and native AIO are Linux's")
+	}
+	for _, e := range []Engine{EngineIOUring, EngineLibaio, EnginePsync} {
+		t.Run(string(e), func(t *testing.T) {
+			tg, err := OpenPath(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			j := Job{Name: "w", RW: RandWrite, BS: 4096, Size: 16 << 20, IODepth: 4, Engine: e, NumberIOs: 2000, Fallocate: FallocateNone}
+			r := mustRun(t, tg, []Job{j}, Options{Seed: 2}).Results[0]
+			ds := r.clones[0].dir[DirWrite]
+			if ds == nil || ds.ios != 2000 {
+				t.Fatalf("%d writes counted, want 2000", r.IOs)
+			}
+			clat, lat := ds.cm.mean(), ds.lm.mean()
+			if ds.lm.min < ds.cm.min || lat < clat {
+				t.Errorf("lat (min %v, mean %.0f ns) below clat (min %v, mean %.0f ns)", ds.lm.min, lat, ds.cm.min, clat)
+			}
+			if e == EnginePsync {
+				if lat != clat || ds.lat != nil {
+					t.Errorf("psync: lat mean %.0f ns, clat %.0f ns: want the same", lat, clat)
+				}
+				return
+			}
+			if ds.lm.min <= ds.cm.min || lat <= clat {
+				t.Errorf("lat (min %v, mean %.0f ns) not above clat (min %v, mean %.0f ns): no submission time counted", ds.lm.min, lat, ds.cm.min, clat)
+			}
+		})
+	}
+}

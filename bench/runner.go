@@ -270,6 +270,13 @@ type slot struct {
 	at   time.Duration // when the current operation was issued
 	busy bool          // an operation is outstanding (virtual clock)
 	buf  []byte        // real targets only
+
+	// slat is how long an asynchronous engine took to hand the current
+	// operation to the kernel: from when it was prepared to when the
+	// submitting system call returned (fio's slat; else 0). at is then
+	// the time that call returned, as fio takes its issue time, so that
+	// at to completion is fio's clat and at-slat to completion its lat.
+	slat time.Duration
 }
 
 // exhausted reports whether the stream has issued all it should.
@@ -749,7 +756,7 @@ func (st *stream) complete(sl *slot, done time.Duration, err error) {
 	c := st.col
 	switch o.kind {
 	case opIO:
-		origin := sl.at
+		origin := sl.at - sl.slat
 		if o.arrival >= 0 {
 			origin = o.arrival
 		}
