@@ -77,11 +77,11 @@
 // null engine.
 //
 // ioengine says how a path target submits (see Engine): io_uring (files
-// and buffers registered), libaio (io_submit), psync, sync, vsync, pvsync
-// and pvsync2 (one I/O in flight per job instance whatever iodepth says,
-// as in fio); posixaio and windowsaio select the best asynchronous engine
-// there is; mmap submits as psync, and the null and file engines submit
-// nothing. A job file without ioengine gets fio's default, psync; the
+// registered; buffers too with fixedbufs, as in fio), libaio (io_submit),
+// psync, sync, vsync, pvsync and pvsync2 (one I/O in flight per job
+// instance whatever iodepth says, as in fio); posixaio and windowsaio
+// select the best asynchronous engine there is; mmap submits as psync,
+// and the null and file engines submit nothing. A job file without ioengine gets fio's default, psync; the
 // built-in suites use the best asynchronous engine, as the tools they
 // reproduce submit overlapped I/O. Without io_uring, direct jobs fall
 // back to libaio and then, like buffered ones, to a thread per

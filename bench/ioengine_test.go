@@ -255,3 +255,29 @@ func TestIOEngineLatencySplit(t *testing.T) {
 		})
 	}
 }
+
+// TestIOEngineFixedBufs runs io_uring with fio's fixedbufs (the slots'
+// buffers registered with the ring) and without, writing and reading back
+// verified data both ways.
+func TestIOEngineFixedBufs(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("io_uring is Linux's")
+	}
+	for _, opt := range []string{"", "fixedbufs=1\n"} {
+		jobs, err := ParseFio("fixed.fio", strings.NewReader("[v]\nioengine=io_uring\nrw=randwrite\nbs=4k\niodepth=8\nfilesize=1m\nverify=crc32c\nnumber_ios=256\n"+opt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg, err := OpenPath(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := mustRun(t, tg, jobs, Options{Seed: 4}).Results[0]
+		if r.Read == nil || r.Write == nil || r.Read.IOs != 256 || r.Write.IOs != 256 {
+			t.Errorf("%q: reads %+v, writes %+v, want 256 verified", opt, r.Read, r.Write)
+		}
+		if used := tg.clock.Engines(); len(used) != 1 || used[0].Used != EngineIOUring {
+			t.Errorf("%q: engines %+v", opt, used)
+		}
+	}
+}

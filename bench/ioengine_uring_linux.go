@@ -87,9 +87,10 @@ type uringGeteventsArg struct {
 	ts        uint64
 }
 
-// uring is an io_uring of one job instance: its files and its slots'
-// buffers registered, so the kernel neither looks up a file nor pins
-// pages per operation (fio's registerfiles and fixedbufs).
+// uring is an io_uring of one job instance: its files registered, so the
+// kernel does not look a file up per operation (fio's registerfiles),
+// and its slots' buffers with fixedbufs, so it does not pin their pages
+// per operation.
 type uring struct {
 	fd       int
 	ringMem  []byte
@@ -156,7 +157,7 @@ func newURing(depth int, fds []int, bufs [][]byte, raw bool) (ioQueue, error) {
 	}
 	// Registering pins the buffers; without the memlock allowance the
 	// ring still works with plain reads and writes.
-	r.fixedBuf = uringRegister(fd, uringRegisterBuffers, unsafe.Pointer(unsafe.SliceData(iov)), uint32(len(iov))) == nil
+	r.fixedBuf = len(iov) > 0 && uringRegister(fd, uringRegisterBuffers, unsafe.Pointer(unsafe.SliceData(iov)), uint32(len(iov))) == nil
 	return r, nil
 }
 
