@@ -77,11 +77,11 @@
 // null engine.
 //
 // ioengine says how a path target submits (see Engine): io_uring (files
-// and buffers registered), libaio (io_submit), psync, sync, vsync, pvsync
-// and pvsync2 (one I/O in flight per job instance whatever iodepth says,
-// as in fio); posixaio and windowsaio select the best asynchronous engine
-// there is; mmap submits as psync, and the null and file engines submit
-// nothing. A job file without ioengine gets fio's default, psync; the
+// registered; buffers too with fixedbufs, as in fio), libaio (io_submit),
+// psync, sync, vsync, pvsync and pvsync2 (one I/O in flight per job
+// instance whatever iodepth says, as in fio); posixaio and windowsaio
+// select the best asynchronous engine there is; mmap submits as psync,
+// and the null and file engines submit nothing. A job file without ioengine gets fio's default, psync; the
 // built-in suites use the best asynchronous engine, as the tools they
 // reproduce submit overlapped I/O. Without io_uring, direct jobs fall
 // back to libaio and then, like buffered ones, to a thread per
@@ -109,7 +109,8 @@
 //
 // Report.WriteFio writes fio's json, json+, normal and terse output
 // (fioout.go): per direction, clat and lat with min, max, mean, stddev and
-// percentiles (percentile_list) in fio's latency buckets, bandwidth and
+// percentiles (percentile_list; lat's with lat_percentiles) in fio's
+// latency buckets, bandwidth and
 // IOPS samples (one a second), iodepth_level, latency_ns/us/ms; a job's
 // clones one by one, or with group_reporting its reporting group as one.
 // Report.WriteLogs writes write_bw_log, write_lat_log, write_iops_log and
@@ -122,7 +123,10 @@
 // Jobs with openfiles=1 (file-by-file: create or open, transfer, close,
 // next file) run at iodepth 1. Jobs of a group with the same file name
 // share it, as in fio; laying out a file for reads writes it once,
-// sequentially, before the group's clock starts. slat is 0: nasemu
-// submits an I/O when it issues it. The null engine takes no simulated
-// time, so a time-based null job is refused on a sim: target.
+// sequentially, before the group's clock starts. slat is written as 0;
+// on a path target's asynchronous engines (io_uring, libaio) clat runs,
+// as in fio, from the return of the system call that submitted the I/O
+// and lat from its preparation, so lat less clat is the submission time.
+// The null engine takes no simulated time, so a time-based null job is
+// refused on a sim: target.
 package bench

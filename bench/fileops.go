@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 
@@ -137,9 +138,9 @@ func (p *Path) prepare(e IOKind, name string, size int64) error {
 		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("%w: %w", ErrTarget, err)
 		}
-		return os.MkdirAll(parentDir(path), 0o755)
+		return p.mkdirAll(parentDir(path))
 	case KindDirStat, KindDirDelete:
-		return os.MkdirAll(path, 0o755)
+		return p.mkdirAll(path)
 	}
 	_, err := p.Layout(name, size, false)
 	return err
@@ -150,13 +151,20 @@ func (p *Path) fileOp(_ time.Duration, e IOKind, name string, _ int64) (time.Dur
 	path := p.file(name)
 	var err error
 	switch e {
-	case KindFileCreate:
-		var f *os.File
-		if f, err = os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644); err == nil {
-			err = f.Close()
-		}
+	case KindFileCreate: // the run's to remove if it fails
+		err = p.create(path, false, func() (bool, error) {
+			_, statErr := os.Lstat(path)
+			f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+			if err != nil {
+				return false, err
+			}
+			return errors.Is(statErr, fs.ErrNotExist), f.Close()
+		})
 	case KindDirCreate:
-		err = os.Mkdir(path, 0o755)
+		err = p.create(path, true, func() (bool, error) {
+			err := os.Mkdir(path, 0o755)
+			return err == nil, err
+		})
 	case KindFileStat, KindDirStat:
 		_, err = os.Stat(path)
 	default:

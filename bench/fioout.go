@@ -14,9 +14,10 @@ import (
 // --output-format=json, json+, normal, terse), so that what reads fio's
 // output — fio-plot, fio's fio_jsonplus_clat2csv and fio2gnuplot,
 // dashboards — reads nasemu's. The figures come from nasemu's
-// measurements: clat is from issue to completion, lat from the intended
-// arrival of a paced I/O (else the issue) to completion, slat is 0
-// (nasemu submits an I/O when it issues it). Percentiles and json+ bins
+// measurements: clat is from issue to completion (on a path target's
+// asynchronous engines, from the return of the submitting system call, as
+// fio takes it), lat from the intended arrival of a paced I/O (else its
+// preparation) to completion, slat is written as 0. Percentiles and json+ bins
 // are in fio's latency buckets, computed as fio computes them. A job's
 // clones (numjobs) are reported one by one, or with group_reporting
 // together with the jobs of their reporting group, as fio does.
@@ -215,10 +216,14 @@ func (e *fioEntry) fioJob(plus bool) fioJob {
 	if len(pcts) == 0 {
 		pcts = defaultPercentiles
 	}
+	var latPcts []float64 // lat_percentiles: lat's percentiles too, as fio writes them
+	if recordedTrue(j, "lat_percentiles") {
+		latPcts = pcts
+	}
 	var total platHist
 	var n uint64
 	for d, p := range []*fioDir{&fj.Read, &fj.Write, &fj.Trim} {
-		*p = fioDirOf(c, Dir(d), pcts, plus, runtime)
+		*p = fioDirOf(c, Dir(d), pcts, latPcts, plus, runtime)
 		if ds := c.dir[d]; ds != nil {
 			total.merge(&ds.lplat)
 			n += uint64(ds.ios)
@@ -278,8 +283,20 @@ func jobOptions(j *Job) map[string]string {
 	return o
 }
 
-// fioDirOf builds direction d of a fio job.
-func fioDirOf(c *collector, d Dir, pcts []float64, plus bool, runtime int64) fioDir {
+// recordedTrue reports whether the job set a recorded boolean option.
+func recordedTrue(j *Job, key string) bool {
+	on := false
+	for _, s := range j.Recorded {
+		if s.Key == key {
+			on = s.Value == "" || s.Value == "1" || s.Value == "true"
+		}
+	}
+	return on
+}
+
+// fioDirOf builds direction d of a fio job: clat's percentiles at pcts,
+// lat's at latPcts (nil: none).
+func fioDirOf(c *collector, d Dir, pcts, latPcts []float64, plus bool, runtime int64) fioDir {
 	ds := c.dir[d]
 	if ds == nil {
 		return fioDir{}
@@ -292,7 +309,7 @@ func fioDirOf(c *collector, d Dir, pcts []float64, plus bool, runtime int64) fio
 		f.IOPS = float64(ds.ios) / secs
 	}
 	f.Clat = fioLatOf(ds.cm, &ds.cplat, pcts, plus)
-	f.Lat = fioLatOf(ds.lm, &ds.lplat, nil, false)
+	f.Lat = fioLatOf(ds.lm, &ds.lplat, latPcts, false)
 	// bandwidth and IOPS samples: one for each whole second (a run
 	// shorter than a second is one sample of its average)
 	var bw, iops moments

@@ -326,3 +326,48 @@ func TestFioJSONPlusClat2CSV(t *testing.T) {
 		t.Fatalf("CSV:\n%s", csv)
 	}
 }
+
+// TestFioLatPercentiles checks fio's lat_percentiles: with it, fio's JSON
+// gives total latency (lat) the percentiles it gives clat, and none
+// without it.
+func TestFioLatPercentiles(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		file := "[r]\nrw=randread\nbs=4k\nfilesize=64m\nnumber_ios=500\n"
+		if on {
+			file += "lat_percentiles=1\n"
+		}
+		jobs, err := ParseFio("lat.fio", strings.NewReader(file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := mustRun(t, sn700(t), jobs, Options{Seed: 1}).WriteFio(&b, "json", time.Unix(0, 0)); err != nil {
+			t.Fatal(err)
+		}
+		var out struct {
+			Jobs []struct {
+				Read struct {
+					Clat struct {
+						Percentile map[string]uint64 `json:"percentile"`
+					} `json:"clat_ns"`
+					Lat struct {
+						Percentile map[string]uint64 `json:"percentile"`
+					} `json:"lat_ns"`
+				} `json:"read"`
+			} `json:"jobs"`
+		}
+		if err := json.Unmarshal(b.Bytes(), &out); err != nil {
+			t.Fatal(err)
+		}
+		r := out.Jobs[0].Read
+		clat, lat := r.Clat.Percentile["99.900000"], r.Lat.Percentile["99.900000"]
+		switch {
+		case clat == 0:
+			t.Errorf("lat_percentiles=%v: no clat p99.9", on)
+		case on && lat < clat:
+			t.Errorf("lat_percentiles=1: lat p99.9 %d ns, clat p99.9 %d ns", lat, clat)
+		case !on && r.Lat.Percentile != nil:
+			t.Errorf("lat percentiles without lat_percentiles: %v", r.Lat.Percentile)
+		}
+	}
+}

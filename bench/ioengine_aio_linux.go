@@ -49,6 +49,8 @@ type aio struct {
 	events  []ioEvent
 	pending int  // reaped by the last wait, not yet handed out
 	raw     bool // wait without giving up the goroutine's P (see ioQueue)
+	timeout unix.Timespec
+	ts      *unix.Timespec // &timeout, or nil: no limit
 }
 
 var _ ioQueue = (*aio)(nil)
@@ -78,41 +80,42 @@ func (a *aio) prep(i, fi int, op models.Op, off int64, buf []byte) {
 	a.queued = append(a.queued, cb)
 }
 
-func (a *aio) submit(wait bool, timeout time.Duration) error {
-	for len(a.queued) > 0 {
-		n, _, errno := unix.Syscall(unix.SYS_IO_SUBMIT, a.ctx, uintptr(len(a.queued)), uintptr(unsafe.Pointer(&a.queued[0])))
+func (a *aio) submit() (int, error) {
+	q := a.queued
+	for len(q) > 0 {
+		n, _, errno := unix.Syscall(unix.SYS_IO_SUBMIT, a.ctx, uintptr(len(q)), uintptr(unsafe.Pointer(&q[0])))
 		switch errno {
 		case 0:
+			q = q[n:]
 		case unix.EINTR, unix.EAGAIN:
-			continue
 		default:
-			if int(n) <= 0 {
-				// The first operation was refused (most file systems
-				// have no asynchronous fsync): it completes with the error.
-				cb := a.queued[0]
-				a.queued = a.queued[1:]
-				a.events[a.pending] = ioEvent{data: cb.data, res: -int64(errno)}
-				a.pending++
-				continue
-			}
+			// The first operation was refused (most file systems have
+			// no asynchronous fsync): it completes with the error.
+			a.events[a.pending] = ioEvent{data: q[0].data, res: -int64(errno)}
+			a.pending++
+			q = q[1:]
 		}
-		a.queued = a.queued[n:]
 	}
-	a.queued = a.queued[:0]
-	if !wait || a.pending > 0 {
+	done := len(a.queued)
+	a.queued = a.queued[:0] // the same array: no allocation per batch
+	return done, nil
+}
+
+func (a *aio) wait(timeout time.Duration) error {
+	if a.pending > 0 {
 		return nil
 	}
-	var ts *unix.Timespec
+	a.ts = nil
 	if timeout >= 0 {
-		t := unix.NsecToTimespec(int64(timeout))
-		ts = &t
+		a.timeout = unix.NsecToTimespec(int64(timeout))
+		a.ts = &a.timeout
+	}
+	getevents := unix.Syscall6
+	if a.raw {
+		getevents = unix.RawSyscall6
 	}
 	for {
-		getevents := unix.Syscall6
-		if a.raw {
-			getevents = unix.RawSyscall6
-		}
-		n, _, errno := getevents(unix.SYS_IO_GETEVENTS, a.ctx, 1, uintptr(len(a.events)), uintptr(unsafe.Pointer(&a.events[0])), uintptr(unsafe.Pointer(ts)), 0)
+		n, _, errno := getevents(unix.SYS_IO_GETEVENTS, a.ctx, 1, uintptr(len(a.events)), uintptr(unsafe.Pointer(&a.events[0])), uintptr(unsafe.Pointer(a.ts)), 0)
 		switch errno {
 		case 0:
 			a.pending = int(n)

@@ -216,3 +216,68 @@ stonewall
 		t.Errorf("engines used: %+v (the null job submits nothing)", used)
 	}
 }
+
+// TestIOEngineLatencySplit checks that latency is split as fio splits it:
+// on the asynchronous engines an I/O's completion latency (clat) runs
+// from the return of the system call that submitted it and its total
+// latency (lat) from its preparation, so lat exceeds clat by the
+// submission time of every I/O; on psync, which has no submission step,
+// the two are the same.
+func TestIOEngineLatencySplit(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("io_uring and native AIO are Linux's")
+	}
+	for _, e := range []Engine{EngineIOUring, EngineLibaio, EnginePsync} {
+		t.Run(string(e), func(t *testing.T) {
+			tg, err := OpenPath(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			j := Job{Name: "w", RW: RandWrite, BS: 4096, Size: 16 << 20, IODepth: 4, Engine: e, NumberIOs: 2000, Fallocate: FallocateNone}
+			r := mustRun(t, tg, []Job{j}, Options{Seed: 2}).Results[0]
+			ds := r.clones[0].dir[DirWrite]
+			if ds == nil || ds.ios != 2000 {
+				t.Fatalf("%d writes counted, want 2000", r.IOs)
+			}
+			clat, lat := ds.cm.mean(), ds.lm.mean()
+			if ds.lm.min < ds.cm.min || lat < clat {
+				t.Errorf("lat (min %v, mean %.0f ns) below clat (min %v, mean %.0f ns)", ds.lm.min, lat, ds.cm.min, clat)
+			}
+			if e == EnginePsync {
+				if lat != clat || ds.lat != nil {
+					t.Errorf("psync: lat mean %.0f ns, clat %.0f ns: want the same", lat, clat)
+				}
+				return
+			}
+			if ds.lm.min <= ds.cm.min || lat <= clat {
+				t.Errorf("lat (min %v, mean %.0f ns) not above clat (min %v, mean %.0f ns): no submission time counted", ds.lm.min, lat, ds.cm.min, clat)
+			}
+		})
+	}
+}
+
+// TestIOEngineFixedBufs runs io_uring with fio's fixedbufs (the slots'
+// buffers registered with the ring) and without, writing and reading back
+// verified data both ways.
+func TestIOEngineFixedBufs(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("io_uring is Linux's")
+	}
+	for _, opt := range []string{"", "fixedbufs=1\n"} {
+		jobs, err := ParseFio("fixed.fio", strings.NewReader("[v]\nioengine=io_uring\nrw=randwrite\nbs=4k\niodepth=8\nfilesize=1m\nverify=crc32c\nnumber_ios=256\n"+opt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg, err := OpenPath(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := mustRun(t, tg, jobs, Options{Seed: 4}).Results[0]
+		if r.Read == nil || r.Write == nil || r.Read.IOs != 256 || r.Write.IOs != 256 {
+			t.Errorf("%q: reads %+v, writes %+v, want 256 verified", opt, r.Read, r.Write)
+		}
+		if used := tg.clock.Engines(); len(used) != 1 || used[0].Used != EngineIOUring {
+			t.Errorf("%q: engines %+v", opt, used)
+		}
+	}
+}

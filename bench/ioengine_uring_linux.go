@@ -21,6 +21,7 @@ const (
 
 	uringSetupCoopTaskrun  = 1 << 8
 	uringSetupSingleIssuer = 1 << 12
+	uringSetupDeferTaskrun = 1 << 13
 
 	uringFeatSingleMmap = 1 << 0
 	uringFeatExtArg     = 1 << 8
@@ -86,9 +87,10 @@ type uringGeteventsArg struct {
 	ts        uint64
 }
 
-// uring is an io_uring of one job instance: its files and its slots'
-// buffers registered, so the kernel neither looks up a file nor pins
-// pages per operation (fio's registerfiles and fixedbufs).
+// uring is an io_uring of one job instance: its files registered, so the
+// kernel does not look a file up per operation (fio's registerfiles),
+// and its slots' buffers with fixedbufs, so it does not pin their pages
+// per operation.
 type uring struct {
 	fd       int
 	ringMem  []byte
@@ -107,20 +109,30 @@ type uring struct {
 	fixedBuf bool
 	raw      bool // wait without giving up the goroutine's P (see ioQueue)
 	bufs     [][]byte
+	// The wait's argument and timeout, read by the kernel: on the heap,
+	// where nothing moves them while it does.
+	arg uringGeteventsArg
+	ts  unix.Timespec
 }
 
 var _ ioQueue = (*uring)(nil)
 
-// newURing sets up a ring of depth slots (SQPOLL is not used: it costs a
-// kernel thread spinning on one of this host's two cores).
+// newURing sets up a ring of depth slots as fio's io_uring engine sets
+// its own up: a single issuer whose completions wait for it to ask
+// (DEFER_TASKRUN, 6.1), so that the kernel neither interrupts it nor
+// wakes it for each completion of a batch; without those, cooperative
+// task running (5.19); without that, a plain ring. SQPOLL is not used:
+// it costs a kernel thread spinning on one of this host's two cores.
 func newURing(depth int, fds []int, bufs [][]byte, raw bool) (ioQueue, error) {
 	entries := uint32(1) << bits.Len32(uint32(depth-1))
 	var p uringParams
-	p.flags = uringSetupCoopTaskrun | uringSetupSingleIssuer
-	fd, err := uringSetup(entries, &p)
-	if errors.Is(err, syscall.EINVAL) { // a kernel before 6.0
-		p = uringParams{}
-		fd, err = uringSetup(entries, &p)
+	var fd int
+	var err error
+	for _, flags := range []uint32{uringSetupCoopTaskrun | uringSetupSingleIssuer | uringSetupDeferTaskrun, uringSetupCoopTaskrun, 0} {
+		p = uringParams{flags: flags}
+		if fd, err = uringSetup(entries, &p); !errors.Is(err, syscall.EINVAL) {
+			break
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("io_uring_setup: %w", err)
@@ -145,7 +157,7 @@ func newURing(depth int, fds []int, bufs [][]byte, raw bool) (ioQueue, error) {
 	}
 	// Registering pins the buffers; without the memlock allowance the
 	// ring still works with plain reads and writes.
-	r.fixedBuf = uringRegister(fd, uringRegisterBuffers, unsafe.Pointer(unsafe.SliceData(iov)), uint32(len(iov))) == nil
+	r.fixedBuf = len(iov) > 0 && uringRegister(fd, uringRegisterBuffers, unsafe.Pointer(unsafe.SliceData(iov)), uint32(len(iov))) == nil
 	return r, nil
 }
 
@@ -219,58 +231,63 @@ func (r *uring) prep(i, fi int, op models.Op, off int64, buf []byte) {
 	r.toSubmit++
 }
 
-func (r *uring) submit(wait bool, timeout time.Duration) error {
+func (r *uring) submit() (int, error) {
 	// The entries are written before the tail moves (a release store).
 	atomic.StoreUint32(r.sqTail, atomic.LoadUint32(r.sqTail)+r.toSubmit)
 	r.inRing += r.toSubmit
 	r.toSubmit = 0
-	flags := uint32(0)
-	minComplete := uint32(0)
-	var arg uringGeteventsArg
-	var ts unix.Timespec
-	var argp unsafe.Pointer
-	argSz := uintptr(0)
-	if wait {
-		flags |= uringEnterGetEvents | uringEnterExtArg
-		minComplete = 1
-		if timeout >= 0 {
-			ts = unix.NsecToTimespec(int64(timeout))
-			arg.ts = uint64(uintptr(unsafe.Pointer(&ts)))
+	done := 0
+	for r.inRing > 0 {
+		// GETEVENTS without a minimum, as fio submits: the kernel also
+		// posts completions it deferred (DEFER_TASKRUN) to the ring.
+		got, err := r.enter(r.inRing, 0, uringEnterGetEvents, nil, 0)
+		switch {
+		case err == unix.EINTR || err == unix.EAGAIN || err == unix.EBUSY:
+			continue
+		case err != nil:
+			return done, fmt.Errorf("io_uring_enter: %w", err)
 		}
-		argp, argSz = unsafe.Pointer(&arg), unsafe.Sizeof(arg)
+		n := min(uint32(got), r.inRing)
+		r.inRing -= n
+		done += int(n)
 	}
-	for r.inRing > 0 || wait {
-		if r.inRing == 0 && atomic.LoadUint32(r.cqTail) != atomic.LoadUint32(r.cqHead) {
-			return nil // completions are waiting already
-		}
-		var got uintptr
-		var errno unix.Errno
-		if r.raw {
-			got, _, errno = unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(r.inRing), uintptr(minComplete), uintptr(flags), uintptr(argp), argSz)
-		} else {
-			got, _, errno = unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(r.inRing), uintptr(minComplete), uintptr(flags), uintptr(argp), argSz)
-		}
-		switch errno {
-		case 0:
-		case unix.EINTR:
-			if r.raw {
-				return nil // a signal (the runtime preempting): back to Go code, the caller waits again
-			}
+	return done, nil
+}
+
+func (r *uring) wait(timeout time.Duration) error {
+	if atomic.LoadUint32(r.cqTail) != atomic.LoadUint32(r.cqHead) {
+		return nil // completions are waiting already
+	}
+	r.arg = uringGeteventsArg{}
+	if timeout >= 0 {
+		r.ts = unix.NsecToTimespec(int64(timeout))
+		r.arg.ts = uint64(uintptr(unsafe.Pointer(&r.ts)))
+	}
+	for {
+		_, err := r.enter(0, 1, uringEnterGetEvents|uringEnterExtArg, unsafe.Pointer(&r.arg), unsafe.Sizeof(r.arg))
+		switch {
+		case err == unix.EINTR && r.raw:
+			return nil // a signal (the runtime preempting): back to Go code, the caller waits again
+		case err == unix.EINTR || err == unix.EAGAIN || err == unix.EBUSY:
 			continue
-		case unix.ETIME:
-			return nil
-		case unix.EAGAIN, unix.EBUSY:
-			continue
-		default:
-			return fmt.Errorf("io_uring_enter: %w", errno)
-		}
-		r.inRing -= min(uint32(got), r.inRing)
-		if r.inRing == 0 {
+		case err == unix.ETIME || err == nil:
 			return nil
 		}
-		// Part of the batch is still in the ring: submit the rest, then wait.
+		return fmt.Errorf("io_uring_enter: %w", err)
 	}
-	return nil
+}
+
+// enter is io_uring_enter(2), in a raw system call when r.raw.
+func (r *uring) enter(toSubmit, minComplete, flags uint32, arg unsafe.Pointer, argSz uintptr) (uintptr, error) {
+	enter := unix.Syscall6
+	if r.raw {
+		enter = unix.RawSyscall6
+	}
+	got, _, errno := enter(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(toSubmit), uintptr(minComplete), uintptr(flags), uintptr(arg), argSz)
+	if errno != 0 {
+		return got, errno
+	}
+	return got, nil
 }
 
 func (r *uring) reap(fn func(i int, res int64)) {

@@ -148,14 +148,19 @@ func (p *Path) LayoutWith(name string, size int64, fill bool, mode Fallocate) (i
 	if err := p.mkdirAll(filepath.Dir(path)); err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrTarget, err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	var f *os.File
+	err := p.create(path, false, func() (bool, error) {
+		var err error
+		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		return err == nil && errors.Is(statErr, fs.ErrNotExist), err
+	})
 	if err != nil {
+		if errors.Is(err, errCleanedUp) {
+			return 0, err
+		}
 		return 0, fmt.Errorf("%w: %w", ErrTarget, err)
 	}
 	defer f.Close()
-	if errors.Is(statErr, fs.ErrNotExist) {
-		p.created(path, false)
-	}
 	if err := p.fill(f, have, size, fill, mode); err != nil {
 		if errors.Is(statErr, fs.ErrNotExist) {
 			os.Remove(path) // a file half laid out is no use to a later run
@@ -222,8 +227,13 @@ func (p *Path) Open(at time.Duration, name string, size int64, flags OpenFlags) 
 	}
 	fd, err := -1, error(syscall.EEXIST)
 	if create { // a file that is new is the run's to remove on failure
-		if fd, err = syscall.Open(path, mode|syscall.O_EXCL|syscall.O_CLOEXEC, 0o644); err == nil {
-			p.created(path, false)
+		err = p.create(path, false, func() (bool, error) {
+			var err error
+			fd, err = syscall.Open(path, mode|syscall.O_EXCL|syscall.O_CLOEXEC, 0o644)
+			return err == nil, err
+		})
+		if errors.Is(err, errCleanedUp) {
+			return nil, at, err
 		}
 	}
 	if errors.Is(err, syscall.EEXIST) {

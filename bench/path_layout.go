@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 )
 
 // Fallocate is how a path target preallocates a file it lays out: fio's
@@ -62,6 +63,8 @@ type FallocateLayouter interface {
 // storage (Path). Cleanup removes every file and directory the target
 // created since it was opened, for a run that failed or was interrupted;
 // it may be called while I/O is still in flight (from a signal handler).
+// From then on the target creates nothing: a run still going fails
+// instead of leaving a file behind.
 type Cleaner interface {
 	Cleanup() error
 }
@@ -81,9 +84,21 @@ func layout(t Target, name string, size int64, fill bool, mode Fallocate) (int64
 	return t.Layout(name, size, fill)
 }
 
+// spaceReserver is implemented by targets that check free space before
+// a run writes (Path). reserveFile promises what a file the run will
+// create and fill later still needs (a file-by-file upload's, created in
+// the timed phase) or fails, naming the shortfall, when the file system
+// does not have it beside earlier promises; it returns the bytes
+// promised, which unreserve gives back once they are written.
+type spaceReserver interface {
+	reserveFile(name string, size int64) (int64, error)
+	unreserve(n int64)
+}
+
 var (
 	_ FallocateLayouter = (*Path)(nil)
 	_ Cleaner           = (*Path)(nil)
+	_ spaceReserver     = (*Path)(nil)
 )
 
 // undoLog records what a path target created, and the bytes its sparse
@@ -93,17 +108,36 @@ type undoLog struct {
 	files    []string
 	dirs     []string
 	promised int64
+	closed   bool            // Cleanup has run: nothing more is created
+	seen     map[string]bool // files and dirs recorded, each once
 }
 
-// created records a file or directory the run created.
-func (p *Path) created(path string, dir bool) {
+// errCleanedUp is what creating a file fails with once Cleanup has run.
+var errCleanedUp = errors.New("the run is being stopped and its files removed")
+
+// create runs mk, which creates path (a file, or a directory with dir)
+// and reports whether it did, and records what it created, as one step
+// that Cleanup cannot come between: what a run creates is either removed
+// by Cleanup or never created.
+func (p *Path) create(path string, dir bool, mk func() (bool, error)) error {
 	p.undo.mu.Lock()
 	defer p.undo.mu.Unlock()
-	if dir {
-		p.undo.dirs = append(p.undo.dirs, path)
-	} else {
-		p.undo.files = append(p.undo.files, path)
+	if p.undo.closed {
+		return fmt.Errorf("%w: %s: %w", ErrTarget, path, errCleanedUp)
 	}
+	made, err := mk()
+	if made && !p.undo.seen[path] { // a file created again after a delete is recorded once
+		if p.undo.seen == nil {
+			p.undo.seen = map[string]bool{}
+		}
+		p.undo.seen[path] = true
+		if dir {
+			p.undo.dirs = append(p.undo.dirs, path)
+		} else {
+			p.undo.files = append(p.undo.files, path)
+		}
+	}
+	return err
 }
 
 // mkdirAll makes dir and its missing parents, remembering those it made.
@@ -116,10 +150,16 @@ func (p *Path) mkdirAll(dir string) error {
 		missing = append(missing, d)
 	}
 	for _, d := range slices.Backward(missing) {
-		if err := os.Mkdir(d, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		err := p.create(d, true, func() (bool, error) {
+			err := os.Mkdir(d, 0o755)
+			if errors.Is(err, fs.ErrExist) {
+				return false, nil
+			}
+			return err == nil, err
+		})
+		if err != nil {
 			return err
 		}
-		p.created(d, true)
 	}
 	return nil
 }
@@ -129,7 +169,8 @@ func (p *Path) mkdirAll(dir string) error {
 func (p *Path) Cleanup() error {
 	p.undo.mu.Lock()
 	files, dirs := p.undo.files, p.undo.dirs
-	p.undo.files, p.undo.dirs, p.undo.promised = nil, nil, 0
+	p.undo.files, p.undo.dirs, p.undo.promised, p.undo.seen = nil, nil, 0, nil
+	p.undo.closed = true
 	p.undo.mu.Unlock()
 	var errs []error
 	for _, f := range slices.Backward(files) {
@@ -183,6 +224,25 @@ func (p *Path) reserve(path string, need int64) error {
 	}
 	p.undo.promised += need
 	return nil
+}
+
+// reserveFile implements spaceReserver.
+func (p *Path) reserveFile(name string, size int64) (int64, error) {
+	if p.kind != kindDir {
+		return 0, nil // the target file or device: its size is checked when laid out
+	}
+	path := p.file(name)
+	allocated := int64(0)
+	if fi, err := os.Stat(path); err == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			allocated = st.Blocks * 512
+		}
+	}
+	need := size - min(allocated, size)
+	if err := p.reserve(path, need); err != nil {
+		return 0, err
+	}
+	return max(need, 0), nil
 }
 
 // unreserve takes back n promised bytes that the file system now counts

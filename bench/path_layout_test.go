@@ -2,17 +2,20 @@ package bench
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
-// TestLayoutFreeSpace asks for more than the file system has free: the
-// layout fails before writing anything and names the shortfall.
-func TestLayoutFreeSpace(t *testing.T) {
+// freeTarget returns a path target on a new directory and the bytes free
+// on its file system.
+func freeTarget(t *testing.T) (*Path, string, int64) {
+	t.Helper()
 	if runtime.GOOS != "linux" {
 		t.Skip("statfs figures are Linux's here")
 	}
@@ -25,7 +28,14 @@ func TestLayoutFreeSpace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Run(tg, []Job{{Name: "big", RW: Read, Size: free + 1<<30, Directory: "sub"}}, Options{})
+	return tg, dir, free
+}
+
+// TestLayoutFreeSpace asks for more than the file system has free: the
+// layout fails before writing anything and names the shortfall.
+func TestLayoutFreeSpace(t *testing.T) {
+	tg, dir, free := freeTarget(t)
+	_, err := Run(tg, []Job{{Name: "big", RW: Read, Size: free + 1<<30, Directory: "sub"}}, Options{})
 	if !errors.Is(err, ErrTarget) || !strings.Contains(err.Error(), "not enough free space") || !strings.Contains(err.Error(), "short") {
 		t.Fatalf("got %v, want a shortfall", err)
 	}
@@ -43,6 +53,37 @@ func TestLayoutFreeSpace(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Errorf("Cleanup left %v behind", ents)
+	}
+}
+
+// TestUploadFreeSpace runs file-by-file uploads (the copy suite's way:
+// each file created, written and closed in the timed phase, so never laid
+// out) whose files together exceed the free space: the run fails before
+// it creates a file, naming the shortfall; an upload that fits runs and
+// gives its promise back, so a second one in the same run fits as well.
+func TestUploadFreeSpace(t *testing.T) {
+	tg, dir, free := freeTarget(t)
+	// A runtime bounds what a regression would write before the test fails.
+	up := Job{Name: "up", RW: Write, BS: 1 << 20, FileByFile: true, NrFiles: 4, FileSize: free/4 + 1<<30, FilenameFormat: "up/$filenum", Runtime: time.Second}
+	_, err := Run(tg, []Job{up}, Options{})
+	if !errors.Is(err, ErrTarget) || !strings.Contains(err.Error(), "not enough free space") || !strings.Contains(err.Error(), "short") {
+		t.Fatalf("got %v, want a shortfall", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("the refused upload left %v behind", ents)
+	}
+	small := up
+	small.NrFiles, small.FileSize, small.Runtime = 4, 1<<20, 0
+	again := small
+	again.Name, again.FilenameFormat, again.Stonewall = "again", "again/$filenum", true
+	rep := mustRun(t, tg, []Job{small, again}, Options{})
+	for _, r := range rep.Results {
+		if r.Files != 4 {
+			t.Errorf("%s: %d files, want 4", r.Name, r.Files)
+		}
+	}
+	if tg.undo.promised != 0 {
+		t.Errorf("%d bytes still promised after the run", tg.undo.promised)
 	}
 }
 
@@ -109,5 +150,44 @@ func TestCleanup(t *testing.T) {
 	ents, _ := os.ReadDir(dir)
 	if len(ents) != 1 || ents[0].Name() != "keep.dat" {
 		t.Errorf("after Cleanup: %v, want keep.dat alone", ents)
+	}
+}
+
+// TestCleanupFileEngines checks that what the file engines create (files
+// and directories made in the timed phase) is the run's to remove, and
+// that after Cleanup (an interrupted run) the target creates nothing
+// more: a run still going fails instead of leaving a file behind.
+func TestCleanupFileEngines(t *testing.T) {
+	dir := t.TempDir()
+	tg, err := OpenPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []IOKind{KindFileCreate, KindDirCreate} {
+		name := fmt.Sprintf("d/%v/x", e)
+		if err := tg.prepare(e, name, 0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tg.fileOp(0, e, name, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tg.Cleanup(); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("after Cleanup: %v, want nothing", ents)
+	}
+	if _, err := tg.fileOp(0, KindFileCreate, "late", 0); !errors.Is(err, errCleanedUp) {
+		t.Errorf("a file created after Cleanup: %v", err)
+	}
+	if _, _, err := tg.Open(0, "late", 4096, OpenFlags{Write: true, Create: true}); !errors.Is(err, errCleanedUp) {
+		t.Errorf("a file opened for creation after Cleanup: %v", err)
+	}
+	if _, err := tg.Layout("sub/late", 4096, true); !errors.Is(err, errCleanedUp) {
+		t.Errorf("a file laid out after Cleanup: %v", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("after Cleanup and three attempts to create: %v, want nothing", ents)
 	}
 }

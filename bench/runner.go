@@ -161,6 +161,10 @@ type group struct {
 	failed atomic.Bool
 	exit   atomic.Bool         // an exitall job ended
 	zones  map[string]*zoneSet // emulated zones by file, kept over the run
+
+	// Free space promised to the files that file-by-file uploads create
+	// in the timed phase, by file; given back when the group is over.
+	promised map[string]int64
 }
 
 // opKind is what a slot does next.
@@ -271,6 +275,13 @@ type slot struct {
 	at   time.Duration // when the current operation was issued
 	busy bool          // an operation is outstanding (virtual clock)
 	buf  []byte        // real targets only
+
+	// slat is how long an asynchronous engine took to hand the current
+	// operation to the kernel: from when it was prepared to when the
+	// submitting system call returned (fio's slat; else 0). at is then
+	// the time that call returned, as fio takes its issue time, so that
+	// at to completion is fio's clat and at-slat to completion its lat.
+	slat time.Duration
 }
 
 // exhausted reports whether the stream has issued all it should.
@@ -750,7 +761,7 @@ func (st *stream) complete(sl *slot, done time.Duration, err error) {
 	c := st.col
 	switch o.kind {
 	case opIO:
-		origin := sl.at
+		origin := sl.at - sl.slat
 		if o.arrival >= 0 {
 			origin = o.arrival
 		}
@@ -895,7 +906,14 @@ func (jr *jobRun) checkSteady(now time.Duration) {
 // genesis is when the run's first group started (-1 before it has).
 func runGroup(t Target, jobs []Job, firstIndex int, seed uint64, genesis *time.Duration, zones map[string]*zoneSet) ([]Result, error) {
 	clock := t.Clock()
-	g := &group{zones: zones}
+	g := &group{zones: zones, promised: map[string]int64{}}
+	if r, ok := unwrapTarget(t).(spaceReserver); ok {
+		defer func() { // the files are written (or the run failed): statfs counts them
+			for _, n := range g.promised {
+				r.unreserve(n)
+			}
+		}()
+	}
 	var streams []*stream
 	var runs []*jobRun
 	laid := map[string]laidOut{}
@@ -1269,6 +1287,9 @@ func (st *stream) layout(t Target, name string, inst int, laid map[string]laidOu
 	}
 	switch got, ok := laid[name]; {
 	case j.FileByFile && st.readPct == 0: // uploads create their files in the timed phase
+		if err := st.reserve(t, name, size); err != nil {
+			return nil, fmt.Errorf("job %q: %w", j.Name, err)
+		}
 	case ok && got.size >= size && size > 0 && (got.fill || !fill): // another job of the group laid it out
 		size = got.size
 	default:
@@ -1294,6 +1315,22 @@ func (st *stream) layout(t Target, name string, inst int, laid map[string]laidOu
 		return nil, fmt.Errorf("%w: job %q: file %s has %d bytes, no room after offset %d", ErrTarget, j.Name, name, size, off)
 	}
 	return &fileState{name: name, lo: off, hi: min(size, off+fsz), pos: off}, nil
+}
+
+// reserve promises the free space of a file that an upload creates in
+// the timed phase, where the target checks free space before writing, so
+// that an upload that cannot fit fails before it writes anything.
+func (st *stream) reserve(t Target, name string, size int64) error {
+	r, ok := unwrapTarget(t).(spaceReserver)
+	if _, done := st.g.promised[name]; !ok || done {
+		return nil
+	}
+	n, err := r.reserveFile(name, size)
+	if err != nil {
+		return err
+	}
+	st.g.promised[name] = n
+	return nil
 }
 
 // maxIOSize is the largest I/O a job issues.

@@ -1,24 +1,30 @@
 #!/usr/bin/env bash
 # fio-compare.sh: nasemu bench against fio on the same file and the same
 # job files, to show that nasemu's engine is not what limits a real target.
-# For each row it writes one fio job file, runs fio and `nasemu bench` on
-# it in turn (ROUNDS rounds, alternating, so that load from elsewhere hits
-# both alike) and prints IOPS and p99.9 completion latency of each tool:
-# the median of the rounds and the best (highest IOPS, lowest p99.9), and
-# the ratios nasemu/fio. A row passes when the median IOPS ratio is at
-# least MIN_RATIO and the median p99.9 ratio at most MAX_P999. The job
-# files say thread: fio runs its job as a thread of its main process (on
-# this kind of host nearly twice as fast as a forked job process at QD1),
-# as nasemu runs goroutines; nasemu accepts thread without effect.
 #   4 KiB random read and write at QD1, 32, 64, direct
 #   1 MiB sequential read and write at QD8, direct and buffered
+# Each round runs every row once with each tool, back to back (fio first
+# in odd rounds, nasemu first in even ones), so that load from elsewhere
+# on the host hits both tools of a round alike; a row's figure is the
+# median over the rounds of the round's nasemu/fio ratio. Both tools
+# write fio's JSON (nasemu bench --output-format=json) and one jq
+# expression reads both: IOPS, and the 99.9th percentile of completion
+# latency (clat: from the return of the submitting system call, fio's
+# headline percentiles) and of total latency (lat: from the I/O's
+# preparation, clat plus submission). A row passes when the median IOPS
+# ratio is at least MIN_RATIO and the median clat and lat p99.9 ratios at
+# most MAX_P999. The job files say thread: fio runs its job as a thread of
+# its main process (on this kind of host nearly twice as fast as a forked
+# job process at QD1), as nasemu runs goroutines; nasemu accepts thread
+# without effect.
 # Usage: scripts/fio-compare.sh [DIR] (default /dev/shm: tmpfs, as fast as
 # memory, so any engine overhead shows; give a directory on a disk to
 # compare there). Environment: ENGINE (io_uring; libaio, psync), SIZE
 # (default 1g), RUNTIME seconds per run (default 5), RAMP seconds (1),
-# ROUNDS (default 3), MIN_RATIO (0.95), MAX_P999 (1.2), NASEMU (a prebuilt
-# nasemu binary; default: build ./cmd/nasemu). Exit status 1 when a row
-# fails. Needs fio, jq and Go.
+# ROUNDS (default 5), ROWS (a regular expression selecting rows by name,
+# e.g. 'buffered'), MIN_RATIO (0.95), MAX_P999 (1.2), NASEMU (a prebuilt
+# nasemu binary; default: build ./cmd/nasemu), RAW (a file to append each
+# run's figures to). Exit status 1 when a row fails. Needs fio, jq and Go.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -27,7 +33,8 @@ engine=${ENGINE:-io_uring}
 size=${SIZE:-1g}
 runtime=${RUNTIME:-5}
 ramp=${RAMP:-1}
-rounds=${ROUNDS:-3}
+rounds=${ROUNDS:-5}
+select=${ROWS:-.}
 min_ratio=${MIN_RATIO:-0.95}
 max_p999=${MAX_P999:-1.2}
 for tool in fio jq; do
@@ -36,15 +43,30 @@ done
 
 work=$(mktemp -d -t nasemu-fio-compare.XXXXXX)
 name="nasemu-fio-compare.$$.dat"
-trap 'rm -rf "$work" "$dir/$name"' EXIT INT TERM
+trap 'rm -rf "$work" "$dir/$name"' EXIT
+trap 'exit 130' INT TERM
 nasemu=${NASEMU:-$work/nasemu}
 [ -n "${NASEMU:-}" ] || go build -o "$nasemu" ./cmd/nasemu
+raw=${RAW:-$work/raw}
 # Lay the file out once, with data, so that neither tool writes it first.
 fio --name=layout --directory="$dir" --filename="$name" --rw=write --bs=1m --size="$size" \
 	--ioengine=psync --end_fsync=1 --output=/dev/null
 
-job() { # rw bs iodepth direct
-	cat >"$work/job.fio" <<JOB
+rows=()
+for row in "randread 4k 1 1" "randread 4k 32 1" "randread 4k 64 1" \
+	"randwrite 4k 1 1" "randwrite 4k 32 1" "randwrite 4k 64 1" \
+	"read 1m 8 1" "read 1m 8 0" "write 1m 8 1" "write 1m 8 0"; do
+	set -- $row
+	mode=direct
+	[ "$4" = 0 ] && mode=buffered
+	label="$1 $2 QD$3 $mode"
+	[[ $label =~ $select ]] && rows+=("$row")
+done
+[ ${#rows[@]} -gt 0 ] || { echo "ROWS=$select selects no row" >&2; exit 2; }
+
+job() { # rw bs iodepth direct -> the job file's path
+	local f="$work/$1-$2-$3-$4.fio"
+	cat >"$f" <<JOB
 [global]
 filename=$name
 size=$size
@@ -56,55 +78,79 @@ time_based
 norandommap
 thread
 randrepeat=0
+lat_percentiles=1
 [cmp]
 rw=$1
 bs=$2
 iodepth=$3
 JOB
+	echo "$f"
 }
-run_fio() { # dir -> "IOPS p99.9_us"
-	fio --directory="$dir" --output-format=json --output="$work/fio.json" "$work/job.fio"
-	jq -r --arg d "$1" '.jobs[0][$d] | "\(.iops) \(.clat_ns.percentile["99.900000"] / 1000)"' "$work/fio.json"
+# figures tool job dir -> "IOPS clat_p99.9_us lat_p99.9_us"
+figures() {
+	case $1 in
+	fio) fio --directory="$dir" --output-format=json --output="$work/out.json" "$2" ;;
+	nasemu) "$nasemu" bench --quiet --target "$dir" --job "$2" --output-format=json >"$work/out.json" ;;
+	esac
+	jq -r --arg d "$3" '.jobs[0][$d] | "\(.iops) \(.clat_ns.percentile["99.900000"] / 1000) \(.lat_ns.percentile["99.900000"] / 1000)"' "$work/out.json"
 }
-run_nasemu() {
-	"$nasemu" bench --quiet --target "$dir" --job "$work/job.fio" --format json >"$work/n.json"
-	jq -r '.results[0] | "\(.iops) \(.lat_us.p999)"' "$work/n.json"
+median() { # values... -> median
+	printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'
 }
-stats() { # values... -> "median best" (best: highest, or lowest with -l)
-	local low=0
-	[ "$1" = -l ] && { low=1; shift; }
-	printf '%s\n' "$@" | sort -g | awk -v low=$low '{v[NR]=$1} END {m = NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2; print m, (low ? v[1] : v[NR])}'
+range() { # values... -> "min max"
+	printf '%s\n' "$@" | sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {print lo, hi}'
 }
 
-printf 'engine %s, %s, %s s per run after %s s ramp, %s rounds alternating; median (best)\n' "$engine" "$dir" "$runtime" "$ramp" "$rounds"
-printf '%-26s %21s %21s %13s %17s %17s %13s %s\n' job "fio IOPS" "nasemu IOPS" ratio "fio p99.9 us" "nasemu p99.9 us" ratio ""
-status=0
-for row in "randread 4k 1 1" "randread 4k 32 1" "randread 4k 64 1" \
-	"randwrite 4k 1 1" "randwrite 4k 32 1" "randwrite 4k 64 1" \
-	"read 1m 8 1" "read 1m 8 0" "write 1m 8 1" "write 1m 8 0"; do
-	set -- $row
-	job "$@"
-	d=read
-	case $1 in *write) d=write ;; esac
-	fi=() fl=() ni=() nl=()
-	for _ in $(seq "$rounds"); do
-		read -r i l < <(run_fio $d)
-		fi+=("$i") fl+=("$l")
-		read -r i l < <(run_nasemu)
-		ni+=("$i") nl+=("$l")
+declare -A fi fc fl ni nc nl
+for r in $(seq "$rounds"); do
+	for row in "${rows[@]}"; do
+		set -- $row
+		f=$(job "$@")
+		d=read
+		case $1 in *write) d=write ;; esac
+		order="fio nasemu"
+		[ $((r % 2)) = 0 ] && order="nasemu fio"
+		for tool in $order; do
+			read -r i c l < <(figures $tool "$f" $d)
+			echo "$r $tool $row $i $c $l" >>"$raw"
+			case $tool in
+			fio) fi[$row]+=" $i" fc[$row]+=" $c" fl[$row]+=" $l" ;;
+			nasemu) ni[$row]+=" $i" nc[$row]+=" $c" nl[$row]+=" $l" ;;
+			esac
+		done
 	done
-	read -r fim fib < <(stats "${fi[@]}")
-	read -r nim nib < <(stats "${ni[@]}")
-	read -r flm flb < <(stats -l "${fl[@]}")
-	read -r nlm nlb < <(stats -l "${nl[@]}")
-	verdict=$(awk -v a="$nim" -v b="$fim" -v c="$nlm" -v e="$flm" -v r="$min_ratio" -v p="$max_p999" \
-		'BEGIN {print (a/b >= r && c/e <= p) ? "ok" : "FAIL"}')
-	[ "$verdict" = ok ] || status=1
+done
+
+printf 'engine %s, %s, %s s per run after %s s ramp, %s rounds; medians of the rounds, ratio nasemu/fio (range over the rounds)\n' \
+	"$engine" "$dir" "$runtime" "$ramp" "$rounds"
+printf '%-24s %8s %8s %17s %9s %9s %17s %17s %s\n' job "fio IOPS" nasemu "IOPS ratio" "fio clat" nasemu "clat p99.9 ratio" "lat p99.9 ratio" ""
+status=0
+for row in "${rows[@]}"; do
+	set -- $row
 	mode=direct
 	[ "$4" = 0 ] && mode=buffered
-	awk -v n="$1 $2 QD$3 $mode" -v fim="$fim" -v fib="$fib" -v nim="$nim" -v nib="$nib" \
-		-v flm="$flm" -v flb="$flb" -v nlm="$nlm" -v nlb="$nlb" -v v="$verdict" 'BEGIN {
-		printf "%-26s %9.0f (%9.0f) %9.0f (%9.0f) %5.2f (%5.2f) %7.0f (%7.0f) %7.0f (%7.0f) %5.2f (%5.2f) %s\n",
-			n, fim, fib, nim, nib, nim/fim, nib/fib, flm, flb, nlm, nlb, nlm/flm, nlb/flb, v }'
+	read -ra a <<<"${fi[$row]}"
+	read -ra b <<<"${ni[$row]}"
+	read -ra c <<<"${fc[$row]}"
+	read -ra e <<<"${nc[$row]}"
+	read -ra g <<<"${fl[$row]}"
+	read -ra h <<<"${nl[$row]}"
+	ri=() rc=() rl=()
+	for k in "${!a[@]}"; do
+		ri+=("$(awk -v x="${b[k]}" -v y="${a[k]}" 'BEGIN {print x/y}')")
+		rc+=("$(awk -v x="${e[k]}" -v y="${c[k]}" 'BEGIN {print x/y}')")
+		rl+=("$(awk -v x="${h[k]}" -v y="${g[k]}" 'BEGIN {print x/y}')")
+	done
+	mi=$(median "${ri[@]}") mc=$(median "${rc[@]}") ml=$(median "${rl[@]}")
+	verdict=$(awk -v i="$mi" -v c="$mc" -v l="$ml" -v r="$min_ratio" -v p="$max_p999" \
+		'BEGIN {print (i >= r && c <= p && l <= p) ? "ok" : "FAIL"}')
+	[ "$verdict" = ok ] || status=1
+	awk -v n="$1 $2 QD$3 $mode" -v fi="$(median "${a[@]}")" -v ni="$(median "${b[@]}")" \
+		-v fc="$(median "${c[@]}")" -v nc="$(median "${e[@]}")" \
+		-v mi="$mi" -v ri="$(range "${ri[@]}")" -v mc="$mc" -v rc="$(range "${rc[@]}")" \
+		-v ml="$ml" -v rl="$(range "${rl[@]}")" -v v="$verdict" 'BEGIN {
+		split(ri, x, " "); split(rc, y, " "); split(rl, z, " ")
+		printf "%-24s %8.0f %8.0f %5.2f (%4.2f-%4.2f) %9.0f %9.0f %5.2f (%4.2f-%4.2f) %5.2f (%4.2f-%4.2f) %s\n",
+			n, fi, ni, mi, x[1], x[2], fc, nc, mc, y[1], y[2], ml, z[1], z[2], v }'
 done
 exit $status

@@ -69,41 +69,54 @@ func TestBenchExitStatus(t *testing.T) {
 
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
 
-// TestBenchInterrupt interrupts a run on a path target while it lays out
-// its file: the run exits 1 and leaves nothing behind.
+// TestBenchInterrupt interrupts runs on a path target — one while it lays
+// out its file, one while a file-by-file upload creates and writes its
+// files in the timed phase — each exits 1 and leaves nothing behind.
 func TestBenchInterrupt(t *testing.T) {
 	if os.Getenv("NASEMU_BENCH_CHILD") != "" {
 		os.Exit(run(strings.Split(os.Getenv("NASEMU_BENCH_CHILD"), "\n"), os.Stdout, os.Stderr))
 	}
-	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchInterrupt$")
-	cmd.Env = append(os.Environ(), "NASEMU_BENCH_CHILD="+strings.Join([]string{"bench", "--quiet", "--target", dir,
-		"--suite", "cdm", "--size", "8GiB", "--runtime", "30s"}, "\n"))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(dir, "CrystalDiskMark.tmp")
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if fi, err := os.Stat(file); err == nil && fi.Size() > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("the run never started laying out: %s", stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	cmd.Process.Signal(syscall.SIGINT)
-	err := cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
-		t.Errorf("interrupted run: %v, want exit status 1; stderr:\n%s", err, stderr.String())
-	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-		t.Errorf("the interrupted run left %v behind; stderr:\n%s", ents, stderr.String())
+	for _, tc := range []struct {
+		name string
+		args []string
+		file string // interrupt once it has data
+	}{
+		{"layout", []string{"--suite", "cdm", "--size", "8GiB", "--runtime", "30s"}, "CrystalDiskMark.tmp"},
+		{"upload", []string{"--job", "-"}, "up/3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cmd := exec.Command(os.Args[0], "-test.run=^TestBenchInterrupt$")
+			cmd.Env = append(os.Environ(), "NASEMU_BENCH_CHILD="+strings.Join(append([]string{"bench", "--quiet", "--target", dir}, tc.args...), "\n"))
+			// 4096 files of 1 MiB, each created, written and closed in turn.
+			cmd.Stdin = strings.NewReader("[up]\nrw=write\nbs=64k\nnrfiles=4096\nfilesize=1m\nopenfiles=1\nfile_service_type=sequential\nfilename_format=up/$filenum\n")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(dir, tc.file)
+			deadline := time.Now().Add(20 * time.Second)
+			for {
+				if fi, err := os.Stat(file); err == nil && fi.Size() > 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					cmd.Wait()
+					t.Fatalf("the run never wrote %s: %s", tc.file, stderr.String())
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			cmd.Process.Signal(syscall.SIGINT)
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+				t.Errorf("interrupted run: %v, want exit status 1; stderr:\n%s", err, stderr.String())
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+				t.Errorf("the interrupted run left %v behind; stderr:\n%s", ents, stderr.String())
+			}
+		})
 	}
 }
