@@ -391,7 +391,10 @@ func (l Loop) MBps() float64 { return float64(l.Bytes) / l.Elapsed.Seconds() / 1
 // ClosedLoop keeps qd requests outstanding against d from start, as fio's
 // iodepth does: each slot issues its next request, next(i), when its last
 // one completes, for n requests. An error, or a completion before its
-// submission, fails the test.
+// submission, fails the test. Each slot is a client thread of its own
+// (Request.Thread): what the loop measures is the device's parallelism,
+// not one thread's issue rate, which for a client on the NAS itself is
+// one call at a time (see models/nas).
 func ClosedLoop(t testing.TB, d models.Device, start time.Duration, qd, n int, next func(i int) models.Request) Loop {
 	t.Helper()
 	slots := make([]time.Duration, qd)
@@ -408,6 +411,7 @@ func ClosedLoop(t testing.TB, d models.Device, start time.Duration, qd, n int, n
 			}
 		}
 		r := next(i)
+		r.Thread = j
 		done, err := d.Submit(slots[j], r)
 		if err != nil {
 			t.Fatalf("request %d %v at %v: %v", i, r, slots[j], err)
