@@ -179,7 +179,7 @@
 // The NAS reboots (reboot.go). A client's handle does not outlive the
 // server that issued it: every file and directory opened before a power
 // loss is stale after it, and every call through it — read, write, fsync,
-// fstat, ftruncate, readdir, close — fails with EIO; what is opened after
+// ftruncate, readdir, close — fails with EIO; what is opened after
 // the loss works as ever. So no write or fsync is acknowledged through a
 // handle whose file the loss removed or whose unsynced data it undid. A
 // write in flight across the loss is either undone by it and answered
@@ -188,9 +188,12 @@
 // pages and attributes of the open files are dropped, so that reads
 // through stale handles reach the share. Behind smbd (nasemu nas) the
 // SMB client's open handles fail the same way; new opens work. The one
-// exception is fstat of a directory: the kernel asks for a directory's
-// attributes by node, never by handle, so a stale one is answered from
-// its path (ENOENT when the loss removed it).
+// exception is fstat: the kernel asks for a file's or a directory's
+// attributes by node, not by handle (go-fuse passes the first open
+// handle), so a stale one is answered from its path (ENOENT when the loss
+// removed it) — else one descriptor left open across the loss would fail
+// every stat of the file, by anyone. A read through a stale handle of a
+// file the loss removed may end there too, with ENOENT; it never reads.
 //
 // An open directory keeps its attributes (dirHandle): a directory that
 // rename(2) replaced or rmdir(2) removed while open answers fstat, fchmod,

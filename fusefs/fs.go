@@ -480,6 +480,13 @@ func (n *node) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut)
 		return errno
 	}
 	fh = n.attrHandle(fh)
+	if f, ok := fh.(*file); ok && f.stale() {
+		// The kernel sends no handle with a getattr, not even for an
+		// fstat: go-fuse passes the file's first open handle, and one
+		// opened before a power loss would fail every stat of the file,
+		// by anyone, with EIO. Its path answers instead.
+		fh = nil
+	}
 	n.fs.journal.mu.RLock()
 	defer n.fs.journal.mu.RUnlock()
 	if errno = n.LoopbackNode.Getattr(ctx, fh, out); errno == 0 {
