@@ -47,6 +47,9 @@ type Array struct {
 	wrs   []memberIO // write phase of a partial-stripe write
 	later []memberIO // write phases due after the request's other I/O
 
+	held    []heldRow // the write coalescer's rows (nil when Config.Coalesce is off)
+	heldSeq uint64
+
 	c counters
 }
 
@@ -108,6 +111,10 @@ func New(cfg Config, members []models.Device) (*Array, error) {
 	for _, s := range segs {
 		a.capacity += s.size
 	}
+	if cfg.Coalesce {
+		a.held = make([]heldRow, gatherRows)
+		a.later = make([]memberIO, 0, 4*n+2*gatherRows*n)
+	}
 	return a, nil
 }
 
@@ -159,7 +166,9 @@ func (a *Array) Submit(at time.Duration, r models.Request) (time.Duration, error
 		var err error
 		switch r.Op {
 		case models.Flush:
-			err = a.flush(at)
+			if err = a.drainHeld(at); err == nil {
+				err = a.flush(a.done)
+			}
 		default:
 			err = a.rw(at, r)
 		}
@@ -233,6 +242,21 @@ func (a *Array) rw(at time.Duration, r models.Request) error {
 		}
 		off = s.start + hi
 	}
+	return a.submitLater()
+}
+
+// drainHeld writes out every row the coalescer holds, as rw does a
+// request's member I/O; a.done becomes the time the last is on its member.
+func (a *Array) drainHeld(at time.Duration) error {
+	a.later = a.later[:0]
+	if err := a.writeOutRange(nil, at, 0, 0); err != nil {
+		return err
+	}
+	return a.submitLater()
+}
+
+// submitLater issues the gathered member I/O, then the write phases.
+func (a *Array) submitLater() error {
 	if err := a.flushPending(); err != nil {
 		return err
 	}

@@ -100,6 +100,18 @@ type Config struct {
 	// themselves may be slower.
 	RebuildRate float64 `yaml:"rebuild_mbps"`
 
+	// Coalesce turns on a write coalescer above RAID 5 and 6 rows, as
+	// Intel RST has ("IRST uses Volume Write-Back Cache and Coalescer ...
+	// Coalescer allows multiple write requests to be combined to reduce the
+	// overhead on parity calculation": Dell Precision 3640 Tower manual,
+	// "Technology and components", RAID 5). Writes that cover whole
+	// chunks of a row but not the whole row are held until other writes
+	// complete the row, which then goes as one full-stripe write (no
+	// reads); writes that cover part of a chunk still pay their reads
+	// (gather.go). Linux md has no such layer for synchronous writes; off
+	// by default.
+	Coalesce bool `yaml:"coalesce"`
+
 	// Name names the array in error messages ("volume1"). Default: the
 	// level and member count, e.g. "raid5 array of 4".
 	Name string `yaml:"name"`

@@ -38,7 +38,10 @@
 // Parity writes are full-stripe writes (no reads) where whole rows are
 // written, and otherwise read-modify-write or reconstruct-write, whichever
 // reads fewer members (parity.go explains the choice and why there is no
-// stripe cache). Flush goes to every present member. Trim maps to member
+// stripe cache). With Config.Coalesce (Intel RST's write coalescer) writes
+// of whole chunks that leave a row partial are held until the row is
+// complete and then written as a full stripe (gather.go). Flush goes to
+// every present member, after the held rows. Trim maps to member
 // ranges; on RAID 5 and 6 only whole rows are trimmed, data and parity.
 //
 // # Members and time order

@@ -10,6 +10,9 @@ import (
 // from the member holding it, or, when that member is failed or not yet
 // rebuilt there, reconstructed from the rest of its row (degraded.go).
 func (a *Array) parityRead(s *segment, at time.Duration, off, end int64) error {
+	if err := a.writeOutRange(s, at, off, end); err != nil {
+		return err
+	}
 	w := int64(s.width())
 	for off < end {
 		local, moff := s.locate(off)
@@ -39,20 +42,33 @@ func (a *Array) parityWrite(s *segment, at time.Duration, off, end int64) error 
 		row := off / rowBytes
 		rs := row * rowBytes
 		ws, we := off-rs, min(end, rs+rowBytes)-rs
-		if ws == 0 && we == rowBytes {
-			a.c.fullStripeWrites++
-			moff := s.base + row*s.chunk
-			for _, m := range s.members {
-				if a.inSync(m, moff, s.chunk) {
-					if err := a.queue(m, models.Write, moff, s.chunk, at); err != nil {
-						return err
-					}
-				}
-			}
-		} else if err := a.partialWrite(s, at, row, ws, we); err != nil {
+		var err error
+		switch {
+		case ws == 0 && we == rowBytes:
+			err = a.fullStripe(s, at, row)
+		case a.gatherable(s, row, ws, we):
+			err = a.gather(s, at, row, ws, we)
+		default:
+			err = a.partialWrite(s, at, row, ws, we)
+		}
+		if err != nil {
 			return err
 		}
 		off = rs + we
+	}
+	return nil
+}
+
+// fullStripe writes every chunk of row, data and parity, with no reads.
+func (a *Array) fullStripe(s *segment, at time.Duration, row int64) error {
+	a.c.fullStripeWrites++
+	moff := s.base + row*s.chunk
+	for _, m := range s.members {
+		if a.inSync(m, moff, s.chunk) {
+			if err := a.queue(m, models.Write, moff, s.chunk, at); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -62,6 +78,9 @@ func (a *Array) parityWrite(s *segment, at time.Duration, off, end int64) error 
 // partial stripes, whose parity still covers live data). Partial rows
 // complete at once without member I/O.
 func (a *Array) parityTrim(s *segment, at time.Duration, off, end int64) error {
+	if err := a.writeOutRange(s, at, off, end); err != nil {
+		return err
+	}
 	rowBytes := s.chunk * int64(s.width())
 	for row := (off + rowBytes - 1) / rowBytes; (row+1)*rowBytes <= end; row++ {
 		moff := s.base + row*s.chunk
@@ -96,8 +115,8 @@ func (a *Array) parityTrim(s *segment, at time.Duration, off, end int64) error {
 // to a RAID 6 of six or more 3 reads + 3 writes (with four or five members
 // RCW is cheaper: 1 or 2 reads + 3 writes).
 //
-// There is no stripe cache: every partial-stripe write pays its reads,
-// which is what Intel RST does, and what md does too for synchronous
+// There is no stripe cache: every partial-stripe write pays its reads
+// (unless the coalescer gathers it, gather.go), which is what md does for synchronous
 // writes narrower than a stripe (its stripe cache holds 4 KiB stripe heads
 // just long enough for one request; the next sequential write touches
 // other ones). Sequential small writes become full-stripe writes only when

@@ -126,8 +126,8 @@ func TestFullStripeWritesHaveNoReads(t *testing.T) {
 
 // Review 001: Intel RST RAID 5 of four HDDs with a 128 KiB stripe unit;
 // sequential writes with application blocks smaller than the stripe run
-// "almost ten times" slower than large ones. RST has no stripe cache: each
-// small write is a read-modify-write (or reconstruct-write) of its own, and
+// "almost ten times" slower than large ones. RST's coalescer gathers only
+// whole strips (gather.go), so each small write is a read-modify-write (or reconstruct-write) of its own, and
 // on a disk the write to sectors just read waits for the platter, modelled
 // here by an HDD-like fixed device that charges a positioning time of half
 // a 7200 rpm revolution to every access and streams at 150 MB/s.
