@@ -121,7 +121,7 @@ func (c *Control) handleVolume(req fusefs.ControlRequest, resp *Response, droppe
 		if c.LUN != nil {
 			*dropped, resp.LostBytes = c.LUN.PowerLoss()
 		}
-		log.Warn("simulated power loss", "lost_bytes", resp.LostBytes, "dropped_sessions", *dropped)
+		log.Warn("iSCSI sessions dropped by the power loss", "sessions", *dropped)
 	default:
 		return fmt.Errorf("unknown command %q (known: status, fail, replace, power-loss)", req.Cmd)
 	}
