@@ -123,7 +123,6 @@ func serveISCSI(ctx context.Context, args []string, stderr io.Writer, ready chan
 	if err != nil {
 		return usageError{err}
 	}
-	sweepStateDirs("iscsi", stderr)
 	stateDir, err := runStateDir("iscsi-", 0o700)
 	if err != nil {
 		return err
