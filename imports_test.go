@@ -20,7 +20,8 @@ const module = "github.com/nasemu/nasemu"
 // import. A package may always import the packages under its own rule.
 // Models are pure and import only models; the emulator imports models; the
 // fronts import the emulator and models, and the bench targets the bench
-// engine they plug into; only the command wires everything together.
+// engine they plug into; serve runs a NAS over the fronts; only the command
+// wires everything together.
 var allowedImports = map[string][]string{
 	".":               {"models"},
 	"internal":        {"models"},
@@ -30,6 +31,7 @@ var allowedImports = map[string][]string{
 	"iscsi":           {"bench", "emu", "models"},
 	"smb":             {"bench", "models", "rundir"},
 	"rundir":          {},
+	"serve":           {"emu", "fusefs", "iscsi", "models", "smb"},
 	"bench":           {"models"},
 	"report":          {"bench", "models"},
 	"validate":        {"bench", "models"},

@@ -24,6 +24,9 @@
 //   - Data acknowledged by a Sync survives anything the emulator simulates
 //     (power loss of a volatile write cache) and, with a FileStore, the
 //     emulator process being killed. Acknowledged but unsynced writes are lost
-//     on a simulated power loss only when the volume has a volatile write
-//     cache (VolatileStore), exactly as on the hardware.
+//     on a simulated power loss only when the volume's store keeps them
+//     where a power loss takes them (a PowerLosser): a volatile write cache
+//     (VolatileStore), or a NAS's page cache in front of a file-backed LUN
+//     (UndoStore, which writes through and undoes), exactly as on the
+//     hardware.
 package emu

@@ -12,4 +12,7 @@ var (
 	// ErrInUse: another emulator holds the lock of a backing file or
 	// directory (see Lock and InUseError).
 	ErrInUse = errors.New("in use by another emulator")
+	// ErrNoFaults: the model has no device that supports the requested
+	// fault (Volume.FailMember, ReplaceMember).
+	ErrNoFaults = errors.New("the model has no device that supports this fault")
 )

@@ -263,11 +263,12 @@ func (v *Volume) Charge(r models.Request) error {
 	return v.do(r, nil)
 }
 
-// PowerLoss simulates a power loss: a volatile write cache (VolatileStore)
-// loses what was not synced. It returns the bytes lost; 0 when the store
-// has no volatile cache.
+// PowerLoss simulates a power loss: a store that keeps unsynced writes
+// where a power loss takes them (a PowerLosser: VolatileStore, UndoStore)
+// loses them. It returns the bytes lost; 0 when the store keeps every
+// write.
 func (v *Volume) PowerLoss() int64 {
-	if vs, ok := v.store.(*VolatileStore); ok {
+	if vs, ok := v.store.(PowerLosser); ok {
 		lost := vs.PowerLoss()
 		v.log.Warn("simulated power loss", "lost_bytes", lost)
 		return lost

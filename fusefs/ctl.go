@@ -6,20 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net"
 	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/nasemu/nasemu/models"
-	"github.com/nasemu/nasemu/models/raid"
+	"github.com/nasemu/nasemu/emu"
 )
 
 // Errors of the control interface.
 var (
 	// ErrNoFaults: the model has no device that supports the requested fault.
-	ErrNoFaults = errors.New("the model has no device that supports this fault")
+	ErrNoFaults = emu.ErrNoFaults
 	// ErrNoReplacement: the filesystem was given no way to build a
 	// replacement drive (Options.Replacement).
 	ErrNoReplacement = errors.New("this mount cannot build replacement drives")
@@ -67,15 +67,7 @@ type Status struct {
 }
 
 // ArrayStatus is the health of one array of the model.
-type ArrayStatus struct {
-	Path            string  `json:"path"`
-	State           string  `json:"state"`
-	Failed          []int   `json:"failed,omitempty"`
-	Rebuilding      int     `json:"rebuilding"`
-	Waiting         []int   `json:"waiting,omitempty"`
-	RebuildProgress float64 `json:"rebuild_progress"`
-	RebuildBytes    int64   `json:"rebuild_bytes"`
-}
+type ArrayStatus = emu.ArrayStatus
 
 // Status returns a snapshot of the share, its volume and its model.
 func (f *FS) Status() Status {
@@ -93,36 +85,13 @@ func (f *FS) Status() Status {
 
 // Arrays returns the health of every array of the model (devices that
 // implement raid.StatusReporter), bringing their background work up to now.
-func (f *FS) Arrays() []ArrayStatus {
-	var out []ArrayStatus
-	f.vol.WithModel(func(m models.Device, now time.Duration) {
-		walkPaths(m, "0", func(d models.Device, path string) {
-			r, ok := d.(raid.StatusReporter)
-			if !ok {
-				return
-			}
-			st := r.Status(now)
-			out = append(out, ArrayStatus{
-				Path: path, State: st.State.String(), Failed: st.Failed,
-				Rebuilding: st.Rebuilding, Waiting: st.Waiting,
-				RebuildProgress: st.RebuildProgress, RebuildBytes: st.RebuildBytes,
-			})
-		})
-	})
-	return out
-}
+func (f *FS) Arrays() []ArrayStatus { return f.vol.Arrays() }
 
 // FailMember fails member i of the first array of the model's stack (the
 // first device that implements raid.MemberFailer), and saves the arrays'
 // health in the backing directory before it returns.
 func (f *FS) FailMember(i int) error {
-	err := f.withFault(func(d models.Device, now time.Duration) (bool, error) {
-		if m, ok := d.(raid.MemberFailer); ok {
-			return true, m.FailMember(now, i)
-		}
-		return false, nil
-	})
-	if err != nil {
+	if err := f.vol.FailMember(i); err != nil {
 		return err
 	}
 	return f.saveArrays() // a remount comes back as degraded (see ArrayStateFile)
@@ -139,34 +108,10 @@ func (f *FS) ReplaceMember(i int) error {
 	if err != nil {
 		return fmt.Errorf("building a replacement for member %d: %w", i, err)
 	}
-	err = f.withFault(func(d models.Device, now time.Duration) (bool, error) {
-		if m, ok := d.(raid.MemberReplacer); ok {
-			return true, m.ReplaceMember(now, i, dev)
-		}
-		return false, nil
-	})
-	if err != nil {
+	if err := f.vol.ReplaceMember(i, dev); err != nil {
 		return err
 	}
 	return f.saveArrays()
-}
-
-// withFault applies fn to the devices of the stack, top down, until one
-// supports the fault.
-func (f *FS) withFault(fn func(d models.Device, now time.Duration) (bool, error)) error {
-	var err error
-	found := false
-	f.vol.WithModel(func(m models.Device, now time.Duration) {
-		models.Walk(m, func(d models.Device, _ int) {
-			if !found {
-				found, err = fn(d, now)
-			}
-		})
-	})
-	if !found {
-		return ErrNoFaults
-	}
-	return err
 }
 
 // ListenControl listens for control requests on a Unix socket at path,
@@ -247,6 +192,13 @@ func peerAllowed(c net.Conn) (uid uint32, ok bool) {
 // user the emulator runs as are answered (peerAllowed); others get an
 // error and the connection is closed.
 func (f *FS) ServeControl(l net.Listener) error {
+	return ServeRequests(l, f.log, func(req ControlRequest) any { return f.Control(req) })
+}
+
+// ServeRequests answers control requests on l as ServeControl does, with
+// handle's answers (JSON objects with at least ControlResponse's fields),
+// for emulators that control more than a share.
+func ServeRequests(l net.Listener, log *slog.Logger, handle func(ControlRequest) any) error {
 	for {
 		c, err := l.Accept()
 		if err != nil {
@@ -255,18 +207,18 @@ func (f *FS) ServeControl(l net.Listener) error {
 			}
 			return err
 		}
-		go f.serveConn(c)
+		go serveConn(c, log, handle)
 	}
 }
 
-func (f *FS) serveConn(c net.Conn) {
+func serveConn(c net.Conn, log *slog.Logger, handle func(ControlRequest) any) {
 	defer c.Close()
 	sc := bufio.NewScanner(c)
 	enc := json.NewEncoder(c)
 	if uid, ok := peerAllowed(c); !ok {
 		// The request is read (not carried out) so that the client, which
 		// writes before it reads, gets the answer.
-		f.log.Warn("control request refused", "uid", uid)
+		log.Warn("control request refused", "uid", uid)
 		c.SetDeadline(time.Now().Add(5 * time.Second))
 		sc.Scan()
 		enc.Encode(ControlResponse{Error: fmt.Sprintf("permission denied: uid %d may not control this emulator (only root and uid %d)", uid, os.Geteuid())})
@@ -274,11 +226,11 @@ func (f *FS) serveConn(c net.Conn) {
 	}
 	for sc.Scan() {
 		var req ControlRequest
-		var resp ControlResponse
+		var resp any
 		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
-			resp.Error = fmt.Sprintf("bad request: %v", err)
+			resp = ControlResponse{Error: fmt.Sprintf("bad request: %v", err)}
 		} else {
-			resp = f.Control(req)
+			resp = handle(req)
 		}
 		if err := enc.Encode(resp); err != nil {
 			return
@@ -319,17 +271,24 @@ func (f *FS) Control(req ControlRequest) ControlResponse {
 // request reached the emulator, which refused it.
 func Call(path string, req ControlRequest) (ControlResponse, error) {
 	var resp ControlResponse
+	err := CallInto(path, req, &resp)
+	return resp, err
+}
+
+// CallInto is Call for an emulator whose answers carry more than a
+// ControlResponse: the answer is decoded into resp.
+func CallInto(path string, req ControlRequest, resp any) error {
 	c, err := net.DialTimeout("unix", path, 5*time.Second)
 	if err != nil {
-		return resp, fmt.Errorf("control socket: %w", err)
+		return fmt.Errorf("control socket: %w", err)
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(30 * time.Second))
 	if err := json.NewEncoder(c).Encode(req); err != nil {
-		return resp, fmt.Errorf("control socket: %w", err)
+		return fmt.Errorf("control socket: %w", err)
 	}
-	if err := json.NewDecoder(c).Decode(&resp); err != nil {
-		return resp, fmt.Errorf("control socket: %w", err)
+	if err := json.NewDecoder(c).Decode(resp); err != nil {
+		return fmt.Errorf("control socket: %w", err)
 	}
-	return resp, nil
+	return nil
 }

@@ -197,6 +197,7 @@ type Target struct {
 	buffers   *budget // TargetBuffer
 	busy      atomic.Int64
 	adm       admission // guarded by mu
+	down      int       // power losses in progress; guarded by mu
 	done      chan struct{}
 }
 
@@ -248,7 +249,7 @@ func (t *Target) Serve(l net.Listener) error {
 			return fmt.Errorf("iscsi: accept on %s: %w", l.Addr(), err)
 		}
 		t.mu.Lock()
-		if t.closed {
+		if t.closed || t.down > 0 {
 			t.mu.Unlock()
 			nc.Close()
 			continue
@@ -265,6 +266,7 @@ func (t *Target) Serve(l net.Listener) error {
 		}
 		go func() {
 			defer t.wg.Done()
+			defer close(c.ended)
 			c.serve()
 			t.mu.Lock()
 			t.leave(c)
@@ -328,6 +330,7 @@ type conn struct {
 
 	ctx    context.Context
 	cancel context.CancelFunc
+	ended  chan struct{} // closed when the connection and its tasks have ended
 
 	wmu    sync.Mutex
 	statSN uint32
@@ -390,7 +393,7 @@ func (tk *task) abort() bool {
 
 func newConn(t *Target, nc net.Conn) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &conn{t: t, nc: nc, ctx: ctx, cancel: cancel, tasks: map[uint32]*task{},
+	return &conn{t: t, nc: nc, ctx: ctx, cancel: cancel, ended: make(chan struct{}), tasks: map[uint32]*task{},
 		buffers: newBudget(t.cfg.SessionBuffer), addr: addrKey(nc.RemoteAddr()), log: t.log.With("remote", nc.RemoteAddr().String())}
 }
 

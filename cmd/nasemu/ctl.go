@@ -11,6 +11,7 @@ import (
 
 	"github.com/nasemu/nasemu/fusefs"
 	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/serve"
 )
 
 func runCtl(args []string, stdout, stderr io.Writer) error {
@@ -32,8 +33,8 @@ func runCtl(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	resp, err := fusefs.Call(*socket, req)
-	if err != nil {
+	var resp serve.Response
+	if err := fusefs.CallInto(*socket, req, &resp); err != nil {
 		return err
 	}
 	if *format == "json" {
@@ -78,8 +79,8 @@ func ctlRequest(words []string) (fusefs.ControlRequest, error) {
 	return req, nil
 }
 
-// onlySocket finds the control socket of the one emulator (mount or nas)
-// running.
+// onlySocket finds the control socket of the one emulator (mount, nas or
+// iscsi) running.
 func onlySocket() (string, error) {
 	var found []string
 	all, _ := filepath.Glob(filepath.Join(stateBase(), "*-*", "ctl.sock"))
@@ -100,22 +101,37 @@ func onlySocket() (string, error) {
 }
 
 // printStatus prints a response for people.
-func printStatus(w io.Writer, req fusefs.ControlRequest, resp fusefs.ControlResponse) {
+func printStatus(w io.Writer, req fusefs.ControlRequest, resp serve.Response) {
 	if req.Cmd == "power-loss" {
-		fmt.Fprintf(w, "power lost: %s of unsynced writes and %d namespace changes since the last journal commit undone\n", models.Bytes(resp.LostBytes).Human(), resp.LostChanges)
+		fmt.Fprintf(w, "power lost: %s of unsynced writes", models.Bytes(resp.LostBytes).Human())
+		if resp.Status != nil {
+			fmt.Fprintf(w, " and %d namespace changes since the last journal commit", resp.LostChanges)
+		}
+		fmt.Fprint(w, " undone")
+		if resp.LUN != nil {
+			fmt.Fprintf(w, ", %d iSCSI sessions dropped", resp.LUN.DroppedSessions)
+		}
+		fmt.Fprintln(w)
 	}
-	st := resp.Status
-	if st == nil {
-		return
+	var arrays []fusefs.ArrayStatus
+	if st := resp.Status; st != nil {
+		fmt.Fprintf(w, "share %s (files in %s): %s usable, %s free, model time %.1f s, %d requests in flight, %d namespace changes not yet committed\n",
+			st.Mountpoint, st.Backing, models.Bytes(st.Capacity).Human(), models.Bytes(st.Free).Human(), st.ModelTime, st.InFlight, st.PendingChanges)
+		arrays = st.Arrays
 	}
-	fmt.Fprintf(w, "share %s (files in %s): %s usable, %s free, model time %.1f s, %d requests in flight, %d namespace changes not yet committed\n",
-		st.Mountpoint, st.Backing, models.Bytes(st.Capacity).Human(), models.Bytes(st.Free).Human(), st.ModelTime, st.InFlight, st.PendingChanges)
-	if len(st.Arrays) == 0 {
+	if l := resp.LUN; l != nil {
+		fmt.Fprintf(w, "LUN iscsi://%s/%s/0 (bytes in %s): %s, %d sessions, model time %.1f s\n",
+			l.Addr, l.IQN, l.Backing, models.Bytes(l.Capacity).Human(), l.Sessions, l.ModelTime)
+		if resp.Status == nil {
+			arrays = l.Arrays
+		}
+	}
+	if len(arrays) == 0 {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ARRAY\tSTATE\tFAILED\tREBUILDING\tPROGRESS")
-	for _, a := range st.Arrays {
+	for _, a := range arrays {
 		rb := "-"
 		if a.Rebuilding >= 0 {
 			rb = strconv.Itoa(a.Rebuilding)

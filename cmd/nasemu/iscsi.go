@@ -6,15 +6,21 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/nasemu/nasemu"
 	"github.com/nasemu/nasemu/emu"
+	"github.com/nasemu/nasemu/fusefs"
 	"github.com/nasemu/nasemu/iscsi"
 	"github.com/nasemu/nasemu/iscsi/scsi"
 	"github.com/nasemu/nasemu/models"
 	"github.com/nasemu/nasemu/models/fixed"
+	"github.com/nasemu/nasemu/models/setup"
+	"github.com/nasemu/nasemu/serve"
 )
 
 func runISCSI(args []string, stdout, stderr io.Writer) error {
@@ -30,7 +36,7 @@ const freeSetup = "free"
 // serveISCSI serves an emulated LUN until ctx is done. ready, when not
 // nil, receives the listening address (for tests).
 func serveISCSI(ctx context.Context, args []string, stderr io.Writer, ready chan<- string) error {
-	fs := newFlags("iscsi", "--setup SETUP --backing FILE [--listen 127.0.0.1:3260] [--iqn IQN] [--chap-user U --chap-secret-file F]", stderr)
+	fs := newFlags("iscsi", "--setup SETUP --backing FILE [--listen 127.0.0.1:3260] [--iqn IQN] [--chap-user U --chap-secret-file F] [--socket PATH]", stderr)
 	setupName := fs.String("setup", "", "the modelled NAS: a built-in setup's name, a YAML file, or \"free\" (no cost; needs --size)")
 	backing := fs.String("backing", "", "file that holds the LUN's bytes (created sparse; kept across runs)")
 	listen := fs.String("listen", "127.0.0.1:3260", "address to listen on (only this one)")
@@ -42,6 +48,7 @@ func serveISCSI(ctx context.Context, args []string, stderr io.Writer, ready chan
 	scale := fs.Float64("time-scale", 1, "run the model F times slower than real time")
 	seed := fs.Uint64("seed", 1, "seed of the model's random choices")
 	verbose := fs.Bool("verbose", false, "log logins and logouts too")
+	socket := fs.String("socket", "", "control socket path for 'nasemu ctl' (default: ctl.sock in the run's state directory)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -64,6 +71,7 @@ func serveISCSI(ctx context.Context, args []string, stderr io.Writer, ready chan
 		limit = int64(b)
 	}
 	var model models.Device
+	var s *setup.Setup
 	desc := *setupName
 	if *setupName == freeSetup {
 		if limit == 0 {
@@ -75,8 +83,8 @@ func serveISCSI(ctx context.Context, args []string, stderr io.Writer, ready chan
 		}
 		model = d
 	} else {
-		s, err := nasemu.LoadSetup(*setupName)
-		if err != nil {
+		var err error
+		if s, err = nasemu.LoadSetup(*setupName); err != nil {
 			return usageError{err}
 		}
 		if model, err = s.Build(*seed); err != nil {
@@ -97,16 +105,17 @@ func serveISCSI(ctx context.Context, args []string, stderr io.Writer, ready chan
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	store, err := emu.OpenFileStore(*backing, model.Capacity())
+	file, err := emu.OpenFileStore(*backing, model.Capacity())
 	if err != nil {
 		return usagef("--backing: %v", err)
 	}
-	// Paced waits end when the server stops, so that a signal is honoured
-	// at once even while a long-paced command is in flight.
+	// Paced waits end when the server stops or loses power, so that a
+	// signal is honoured at once even while a long-paced command is in
+	// flight.
 	clock := iscsi.NewStopClock(emu.NewWallClock(*scale, -1))
-	vol, err := emu.NewVolume(model, store, emu.Options{Clock: clock, Logger: log})
+	vol, err := emu.NewVolume(model, serve.NewLUNStore(file, serve.WritesThrough(s), clock), emu.Options{Clock: clock, Logger: log})
 	if err != nil {
-		store.Close()
+		file.Close()
 		return err
 	}
 	defer vol.Close()
@@ -114,21 +123,45 @@ func serveISCSI(ctx context.Context, args []string, stderr io.Writer, ready chan
 	if err != nil {
 		return usageError{err}
 	}
-	srv, err := startLUNServer(iscsi.TargetConfig{IQN: *iqn, Alias: desc, LU: lu, CHAP: chap, Logger: log}, *listen, "--listen")
+	stateDir, err := runStateDir("iscsi-", 0o700)
 	if err != nil {
 		return err
 	}
+	defer stateDir.RemoveAll()
+	if *socket == "" {
+		*socket = stateDir.Join("ctl.sock")
+	}
+	ctlListener, err := fusefs.ListenControl(*socket)
+	if errors.Is(err, fusefs.ErrSocketPath) {
+		return usageError{fmt.Errorf("--socket: %w", err)}
+	} else if err != nil {
+		return err
+	}
+	defer ctlListener.Close()
+	l, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return usagef("--listen %s: %v", *listen, err)
+	}
+	srv, err := serve.NewLUN(iscsi.TargetConfig{IQN: *iqn, Alias: desc, LU: lu, CHAP: chap, Logger: log}, l, clock, vol)
+	if err != nil {
+		l.Close()
+		return usageError{err}
+	}
+	ctl := &serve.Control{LUN: srv, LUNBacking: *backing, LUNSize: model.Capacity(), Volume: vol, Logger: log}
+	if s != nil {
+		ctl.Replacement = serve.ReplacementDrives(s, *seed)
+	}
+	go ctl.Serve(ctlListener)
 	fmt.Fprintf(stderr, "nasemu iscsi: %s (%s, %d-byte blocks) at %s as %s\n",
 		desc, models.Bytes(model.Capacity()).Human(), *blockSize, srv.Addr(), *iqn)
+	fmt.Fprintf(stderr, "nasemu iscsi: control socket %s (nasemu ctl --socket %s status)\n", *socket, *socket)
 	if ready != nil {
 		ready <- srv.Addr()
 	}
 	select {
 	case <-ctx.Done():
 		fmt.Fprintln(stderr, "nasemu iscsi: stopping")
-		clock.Stop()
 	case err := <-srv.Failed():
-		clock.Stop()
 		srv.Stop()
 		return err
 	}
@@ -136,4 +169,20 @@ func serveISCSI(ctx context.Context, args []string, stderr io.Writer, ready chan
 		return err
 	}
 	return vol.Sync()
+}
+
+// readCHAP returns the CHAP credentials of --chap-user and
+// --chap-secret-file (nil when neither is given).
+func readCHAP(user, file string) (*iscsi.CHAP, error) {
+	if (user == "") != (file == "") {
+		return nil, usagef("--chap-user and --chap-secret-file go together")
+	}
+	if user == "" {
+		return nil, nil
+	}
+	secret, err := os.ReadFile(file)
+	if err != nil {
+		return nil, usagef("--chap-secret-file: %v", err)
+	}
+	return &iscsi.CHAP{User: user, Secret: strings.TrimRight(string(secret), "\r\n")}, nil
 }

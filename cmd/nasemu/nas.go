@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"os/user"
@@ -13,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -23,6 +23,7 @@ import (
 	"github.com/nasemu/nasemu/iscsi"
 	"github.com/nasemu/nasemu/iscsi/scsi"
 	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/serve"
 	"github.com/nasemu/nasemu/smb"
 )
 
@@ -36,10 +37,10 @@ type nasInfo struct {
 
 	Metrics string // the address of /metrics and /healthz ("" without --metrics)
 
-	ISCSI  string      // the iSCSI portal's address ("" without --iscsi)
-	IQN    string      // the target's name
-	Array  *nasArray   // the one-array model, with --iscsi
-	Volume *emu.Volume // the volume that serialises the model
+	ISCSI  string          // the iSCSI portal's address ("" without --iscsi)
+	IQN    string          // the target's name
+	Array  *serve.NASArray // the one-array model, with --iscsi
+	Volume *emu.Volume     // the volume that serialises the model
 }
 
 func runNas(args []string, stdout, stderr io.Writer) error {
@@ -102,43 +103,20 @@ func runNas(args []string, stdout, stderr io.Writer) error {
 // time where it cannot overlap with it (requests at low queue depth).
 // fusefs answers every request earlier than the model's completion by
 // FUSE's own round trip (measured at mount, fusefs.Options.Compensation);
-// nas answers earlier still by the host's SMB round trip without FUSE
-// (compClock), measured when smbd serves and every 2 s after, as the
-// host's load changes (smbCompensator): the time go-smb2 on this host, the
-// client of nasemu bench's smb:// target, waits for a 4 KiB read that
-// reaches smbd but not the model (a hole of a probe file, .nasemu-probe-PID
-// in the share's root while nas runs: re-read from the host's page cache
-// where read-only opens keep it, else through FUSE as a client's reads
-// go, so that it measures their whole path on this host; FUSE's part is
-// then in both figures, and that double count, measured, brings small-file
-// copies to within 10 % where subtracting it left them 17 % slow: smbd
-// makes several FUSE calls for some client requests, and only one of them
-// is compensated). Both are capped, so that a host too loaded to
-// measure does not make the share answer far too early. A constant offset
-// does not change what a pipelined job at queue depth moves (the model's
-// reservations space the answers), only the latency of each request. What
-// stays uncompensated: the per-byte host time of large requests (copies
-// and signing in go-smb2, loopback and smbd: ~4 ms per MiB here), which
-// the model's write-behind and read-ahead mostly hide (1 MiB QD1 jobs at
-// time scale 3 within 1 % on a 2-core host; a compensation per byte,
-// tried, made reads slower and uploads too fast), and the throughput of
-// this host itself, which bounds 4 KiB jobs at deep queues on fast setups
-// (raise --time-scale). scripts/smb-fidelity.sh measures it all.
+// nas answers earlier still by the host's SMB round trip, measured while
+// it serves (serve.SMBCompensator, serve.CompClock). scripts/smb-fidelity.sh
+// measures what remains.
 //
 // The client's own costs are not the NAS's: the model's client-side time
 // per file operation (proto.Config.ClientOp, Explorer's copy engine) is
 // turned off, since the real client spends its own.
 //
-// The LUN (--iscsi): a NAS serves its shares and its LUNs from one array,
-// so the LUN is charged to the same model as the share: an iSCSI front
-// beside the setup's SMB front, over the same link and NAS device (CPU,
-// page cache, drives), serialised with the share by the share's volume
-// (see nasArray). The LUN is a region of its own at the end of the
-// array's address space (--lun-size, default a quarter of it), which the
-// share's volume does not use, and its bytes live in a file of their own
-// (--lun), outside the share's backing directory: the two neither store
-// into each other's blocks nor fight over the backing files. As in
-// 'nasemu iscsi', the iSCSI path on this host is not compensated.
+// The LUN (--iscsi) is charged to the same model as the share
+// (serve.NASArray): an iSCSI front beside the setup's SMB front, a region
+// of its own at the end of the array (--lun-size, default a quarter of
+// it), its bytes in a file of their own (--lun) outside the share's
+// backing directory. As in 'nasemu iscsi', the iSCSI path on this host is
+// not compensated. The control socket acts on both (serve.Control).
 func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInfo)) error {
 	fs := newFlags("nas", "--setup SETUP (--smb HOST:PORT --backing DIR [--user U --password-file F] | --iscsi HOST:PORT --lun FILE)...", stderr)
 	setupName := fs.String("setup", "", "the modelled NAS: a built-in setup's name or a YAML file")
@@ -245,12 +223,12 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 	if err != nil {
 		return usageError{err}
 	}
-	var arr *nasArray
+	var arr *serve.NASArray
 	if *iscsiAddr != "" {
 		if lunSize == 0 {
 			lunSize = model.Capacity() / 4
 		}
-		if arr, err = newNASArray(model, lunSize); err != nil {
+		if arr, err = serve.NewNASArray(model, lunSize); err != nil {
 			return usagef("--lun-size: %v", err)
 		}
 		model = arr
@@ -261,7 +239,7 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	wall := emu.NewWallClock(*scale, -1)
-	clock := &compClock{WallClock: wall}
+	clock := serve.NewCompClock(wall)
 	info := nasInfo{Array: arr}
 
 	// The share's volume, unmounted yet, or a volume of its own that
@@ -270,7 +248,7 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 	var metrics *fusefs.Metrics
 	if *smbAddr != "" {
 		metrics = fusefs.NewMetrics()
-		f, err = fusefs.New(model, clock, *backing, fusefs.Options{Logger: log, Metrics: metrics, Replacement: replacementDrives(s, *seed), Front: fusefs.FrontSMB, JournalInterval: journalInterval(s)})
+		f, err = fusefs.New(model, clock, *backing, fusefs.Options{Logger: log, Metrics: metrics, Replacement: serve.ReplacementDrives(s, *seed), Front: fusefs.FrontSMB, JournalInterval: journalInterval(s)})
 		if err != nil {
 			return err
 		}
@@ -284,59 +262,74 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 		defer info.Volume.Close()
 	}
 
-	var lun *lunServer
-	var lunStore *emu.FileStore
+	var lun *serve.LUN
 	stopLUN := func() error { return nil }
 	if *iscsiAddr != "" {
-		if lunStore, err = emu.OpenFileStore(*lunFile, arr.lunSize); err != nil {
+		file, err := emu.OpenFileStore(*lunFile, arr.LUNSize())
+		if err != nil {
 			return usagef("--lun: %v", err)
 		}
-		// Paced waits end when the LUN stops, so that a signal is
-		// honoured at once even while a long-paced command is in flight.
+		// Paced waits end when the LUN stops or loses power, so that a
+		// signal is honoured at once even while a long-paced command is
+		// in flight.
 		lunClock := iscsi.NewStopClock(wall)
-		be := &lunBackend{vol: info.Volume, arr: arr, clock: lunClock, data: lunStore}
-		lu, err := scsi.New(be, scsi.Config{ID: iscsi.LUNID(*iqn, 0), Logger: log})
+		lunStore := serve.NewLUNStore(file, serve.WritesThrough(s), lunClock)
+		lunVol, err := serve.NewLUNVolume(info.Volume, arr, lunStore, emu.Options{Clock: lunClock, Logger: log})
+		if err != nil {
+			lunStore.Close()
+			return err
+		}
+		lu, err := scsi.New(lunVol, scsi.Config{ID: iscsi.LUNID(*iqn, 0), Logger: log})
 		if err != nil {
 			lunStore.Close()
 			return usageError{err}
 		}
-		if lun, err = startLUNServer(iscsi.TargetConfig{IQN: *iqn, Alias: s.Name, LU: lu, CHAP: chap, Logger: log}, *iscsiAddr, "--iscsi"); err != nil {
+		l, err := net.Listen("tcp", *iscsiAddr)
+		if err != nil {
 			lunStore.Close()
-			return err
+			return usagef("--iscsi %s: %v", *iscsiAddr, err)
+		}
+		if lun, err = serve.NewLUN(iscsi.TargetConfig{IQN: *iqn, Alias: s.Name, LU: lu, CHAP: chap, Logger: log}, l, lunClock, lunVol); err != nil {
+			l.Close()
+			lunStore.Close()
+			return usageError{err}
 		}
 		info.ISCSI, info.IQN = lun.Addr(), *iqn
 		stopLUN = func() error {
-			lunClock.Stop()
 			err := lun.Stop()
 			return errors.Join(err, lunStore.Sync(), lunStore.Close())
 		}
 	}
+	ctl := &serve.Control{FS: f, LUN: lun, LUNBacking: *lunFile, Volume: info.Volume, Replacement: serve.ReplacementDrives(s, *seed), Logger: log}
+	if arr != nil {
+		ctl.LUNSize = arr.LUNSize()
+	}
+
+	// The run directory is private, but smbd's user must reach the mount.
+	run, err := runStateDir("nas-", 0o711)
+	if err != nil {
+		return errors.Join(err, stopLUN())
+	}
+	defer run.RemoveAll()
+	runDir := run.Path()
+	ctlListener, err := fusefs.ListenControl(filepath.Join(runDir, "ctl.sock"))
+	if err != nil {
+		return errors.Join(err, stopLUN())
+	}
+	defer ctlListener.Close()
+	go ctl.Serve(ctlListener)
 
 	var srv *smb.Samba
 	stopAll := stopLUN
 	var unmounted <-chan struct{}
 	var smbExited <-chan struct{}
 	if *smbAddr != "" {
-		// The run directory is private, but smbd's user must reach the mount.
-		run, err := runStateDir("nas-", 0o711)
-		if err != nil {
-			return errors.Join(err, stopLUN())
-		}
-		defer run.RemoveAll()
-		runDir := run.Path()
 		shareDir, err := run.Mkdir("share", 0o755)
 		if err != nil {
 			return errors.Join(fmt.Errorf("state directory: %w", err), stopLUN())
 		}
 		shareDir.Close()
 		mnt := shareDir.Path()
-		ctl, err := fusefs.ListenControl(filepath.Join(runDir, "ctl.sock"))
-		if err != nil {
-			return errors.Join(err, stopLUN())
-		}
-		defer ctl.Close()
-		go f.ServeControl(ctl)
-
 		if err := f.Mount(mnt); err != nil {
 			return errors.Join(err, stopLUN())
 		}
@@ -348,13 +341,13 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 			return errors.Join(nasError(err), stopLUN(), f.Unmount())
 		}
 		smbExited = srv.Exited()
-		comp := startSMBCompensator(srv, password, clock, log)
+		comp := serve.StartSMBCompensator(srv, password, clock, log)
 		stopAll = func() error {
 			comp.Stop()
 			return errors.Join(stopLUN(), srv.Stop(), f.Unmount())
 		}
 		rt := comp.RoundTrip()
-		info.Mountpoint, info.RunDir, info.SMB, info.URL = mnt, runDir, srv, srv.URL("")
+		info.Mountpoint, info.SMB, info.URL = mnt, srv, srv.URL("")
 		capacity, free := f.Usage()
 		fmt.Fprintf(stderr, "nasemu nas: %s (%s usable, %s free), files in %s\n", s.Name, models.Bytes(capacity).Human(), models.Bytes(free).Human(), f.Backing())
 		fmt.Fprintf(stderr, "nasemu nas: SMB share //%s/%s for user %s (target %s), answers %v early (FUSE %v, SMB %v)\n",
@@ -362,7 +355,6 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 		if fusefs.SplitsSMBWrites() {
 			fmt.Fprintf(stderr, "nasemu nas: warning: this kernel splits an SMB client's 1 MiB requests in two on their way to the share, and each half is charged as a request (fs.fuse.max_pages_limit is below 257): raise it with 'sysctl fs.fuse.max_pages_limit=1024'\n")
 		}
-		fmt.Fprintf(stderr, "nasemu nas: control socket %s\n", filepath.Join(runDir, "ctl.sock"))
 		if *metricsAddr != "" {
 			smbUp := func() error {
 				select {
@@ -381,9 +373,11 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 			fmt.Fprintf(stderr, "nasemu nas: metrics at http://%s/metrics (health at /healthz)\n", addr)
 		}
 	}
+	info.RunDir = runDir
+	fmt.Fprintf(stderr, "nasemu nas: control socket %s\n", filepath.Join(runDir, "ctl.sock"))
 	if lun != nil {
 		fmt.Fprintf(stderr, "nasemu nas: iSCSI LUN 0 of %s at %s: %s at the end of the array of %s (from %s), bytes in %s\n",
-			*iqn, lun.Addr(), models.Bytes(arr.lunSize).Human(), s.Name, models.Bytes(arr.lunBase).Human(), *lunFile)
+			*iqn, lun.Addr(), models.Bytes(arr.LUNSize()).Human(), s.Name, models.Bytes(arr.LUNBase()).Human(), *lunFile)
 	}
 	if *readyFile != "" {
 		if err := writeReadyFile(*readyFile, info.readyLines()); err != nil {
@@ -459,120 +453,7 @@ func nasError(err error) error {
 	return err
 }
 
-// compClock is the share's clock: wall-clock model time whose SleepUntil
-// returns a set wall time before the deadline, the host's SMB round trip
-// (see nas). fusefs answers earlier still by FUSE's own round trip.
-type compClock struct {
-	*emu.WallClock
-	early atomic.Int64 // nanoseconds of model time
-}
-
-// setWall sets how early to answer, in wall time.
-func (c *compClock) setWall(d time.Duration) {
-	c.early.Store(int64(float64(d) / c.Scale()))
-}
-
-// SleepUntil implements emu.Clock.
-func (c *compClock) SleepUntil(t time.Duration) {
-	c.WallClock.SleepUntil(t - time.Duration(c.early.Load()))
-}
-
 // wallTime converts a duration of model time to wall time.
 func wallTime(d time.Duration, scale float64) time.Duration {
 	return time.Duration(float64(d) * scale)
-}
-
-// smbCompensator keeps the share's SMB compensation up to date: it
-// measures the host's SMB round trip without FUSE's part when started and
-// every smbProbeEvery after, since the host's load (and with it the round
-// trip) changes while a benchmark runs. Each measurement is the trimmed
-// mean of smbProbeReads 4 KiB reads that reach smbd but not the model
-// (smb.Prober: a hole, read again from the host's page cache, so FUSE is
-// not on their path either), through go-smb2 on this host, the client of
-// nasemu bench's smb:// target; it is capped at maxSMBCompensation.
-type smbCompensator struct {
-	p     *smb.Prober
-	clock *compClock
-	stop  chan struct{}
-	done  chan struct{}
-	last  atomic.Int64 // the latest measurement, wall nanoseconds
-}
-
-const (
-	smbProbeReads, smbProbeTrim = 50, 5
-	smbProbeGap                 = 300 * time.Microsecond
-	smbProbeEvery               = 2 * time.Second
-	// maxSMBCompensation caps the compensation: a host too loaded to
-	// measure must not make the share answer far too early.
-	maxSMBCompensation = 400 * time.Microsecond
-)
-
-// startSMBCompensator connects to the share, measures once and sets the
-// clock, and goes on measuring until Stop. When the share cannot be
-// probed, it logs a warning and compensates nothing.
-func startSMBCompensator(srv *smb.Samba, password string, clock *compClock, log *slog.Logger) *smbCompensator {
-	c := &smbCompensator{clock: clock, stop: make(chan struct{}), done: make(chan struct{})}
-	cfg, err := smb.ParseURL(srv.URL(""))
-	if err == nil {
-		cfg.Password, cfg.HasPassword = password, true
-		c.p, err = smb.NewProber(cfg)
-	}
-	if err == nil {
-		err = c.measure()
-	}
-	if err != nil {
-		log.Warn("cannot measure the host's SMB round trip: not compensated", "err", err)
-		if c.p != nil {
-			c.p.Close()
-			c.p = nil
-		}
-		close(c.done)
-		return c
-	}
-	go func() {
-		defer close(c.done)
-		t := time.NewTicker(smbProbeEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-c.stop:
-				return
-			case <-t.C:
-				if err := c.measure(); err != nil {
-					log.Warn("measuring the host's SMB round trip", "err", err)
-				}
-			}
-		}
-	}()
-	return c
-}
-
-// measure measures the round trip once and sets the clock.
-func (c *smbCompensator) measure() error {
-	lat, err := c.p.RoundTrips(smbProbeReads, smbProbeGap)
-	if err != nil {
-		return err
-	}
-	slices.Sort(lat)
-	var sum time.Duration
-	for _, d := range lat[smbProbeTrim : smbProbeReads-smbProbeTrim] {
-		sum += d
-	}
-	rt := min(sum/(smbProbeReads-2*smbProbeTrim), maxSMBCompensation)
-	c.last.Store(int64(rt))
-	c.clock.setWall(rt)
-	return nil
-}
-
-// RoundTrip returns the latest measurement (wall time).
-func (c *smbCompensator) RoundTrip() time.Duration { return time.Duration(c.last.Load()) }
-
-// Stop ends the measurements and closes the prober (before smbd stops).
-func (c *smbCompensator) Stop() error {
-	if c.p == nil {
-		return nil
-	}
-	close(c.stop)
-	<-c.done
-	return c.p.Close()
 }

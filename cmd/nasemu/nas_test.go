@@ -892,8 +892,8 @@ func TestNasISCSI(t *testing.T) {
 	if info.ISCSI == "" || info.Array == nil || info.FS == nil {
 		t.Fatalf("nas serves %+v", info)
 	}
-	if capacity, _ := info.FS.Usage(); capacity+lunSize > info.Array.share.Capacity() || capacity < info.Array.share.Capacity()-lunSize-(1<<20) {
-		t.Errorf("the share has %d bytes, the array %d, the LUN %d: they overlap or waste space", capacity, info.Array.share.Capacity(), lunSize)
+	if capacity, _ := info.FS.Usage(); capacity+lunSize > info.Array.Share().Capacity() || capacity < info.Array.Share().Capacity()-lunSize-(1<<20) {
+		t.Errorf("the share has %d bytes, the array %d, the LUN %d: they overlap or waste space", capacity, info.Array.Share().Capacity(), lunSize)
 	}
 	out, err := exec.Command(inq, "iscsi://"+info.ISCSI+"/"+info.IQN+"/0").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "Vendor:NASEMU") {
@@ -949,6 +949,21 @@ func TestNasISCSI(t *testing.T) {
 	}
 	if d := arraySum(info, "member_bytes_written") - membersBefore; d < float64(len(data)) {
 		t.Errorf("the array's drives wrote %v bytes for a flushed %d-byte LUN write", d, len(data))
+	}
+
+	// One power loss takes the share and the LUN: the LUN's session is
+	// dropped, its synced write kept.
+	ctlOut, code := ctlRun(t, filepath.Join(info.RunDir, "ctl.sock"), "power-loss")
+	if code != 0 || !strings.Contains(ctlOut, "namespace changes since the last journal commit undone, 1 iSCSI sessions dropped") {
+		t.Errorf("ctl power-loss of share and LUN: exit %d\n%s", code, ctlOut)
+	}
+	sess2, err := iscsi.Dial(ctx, iscsi.SessionConfig{Addr: info.ISCSI, Target: info.IQN})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess2.Close()
+	if err := sess2.Read16(ctx, 0, lba, int(c.BlockSize), got); err != nil || !bytes.Equal(got, data) {
+		t.Errorf("the LUN's synced write after the power loss: %v, equal %v", err, bytes.Equal(got, data))
 	}
 }
 

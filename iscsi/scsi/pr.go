@@ -382,3 +382,15 @@ func (l *LU) Reset() {
 	l.res6.holder = ""
 	l.res6.mu.Unlock()
 }
+
+// PowerOn puts the unit in its state after a power loss: reservations and
+// registrations (persistent ones too: APTPL is not supported) are gone and
+// a stopped unit is started.
+func (l *LU) PowerOn() {
+	l.Reset()
+	l.pr.mu.Lock()
+	l.pr.generation, l.pr.holder, l.pr.typ = 0, "", 0
+	clear(l.pr.keys)
+	l.pr.mu.Unlock()
+	l.stopped.Store(false)
+}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nasemu/nasemu/iscsi"
+	"github.com/nasemu/nasemu/serve"
+)
+
+// ctlRun runs 'nasemu ctl --socket sock ARGS...' and returns its output.
+func ctlRun(t *testing.T, sock string, args ...string) (string, int) {
+	t.Helper()
+	var out bytes.Buffer
+	code := run(append([]string{"ctl", "--socket", sock}, args...), &out, &out)
+	return out.String(), code
+}
+
+// TestRobustISCSIPowerLoss is issue 20's first point for 'nasemu iscsi':
+// 'nasemu ctl power-loss' drops every session, undoes the writes that
+// neither SYNCHRONIZE CACHE nor FUA made durable, and the initiators that
+// log in again (ours and libiscsi's) see only the durable data: an
+// acknowledged SYNCHRONIZE CACHE's data is never lost.
+func TestRobustISCSIPowerLoss(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "ctl.sock")
+	addr, _ := startISCSI(t, "--setup", "ds1817-raid5-ssd-iscsi-1g", "--size", "64MiB", "--backing", filepath.Join(dir, "lun.img"), "--socket", sock)
+	checkLUNPowerLoss(t, addr, iscsi.DefaultIQN, sock)
+}
+
+// TestRobustNasLUNPowerLoss: the same for the LUN of 'nasemu nas', whose
+// control socket comes with --iscsi alone too.
+func TestRobustNasLUNPowerLoss(t *testing.T) {
+	lunFile := filepath.Join(t.TempDir(), "lun.img")
+	info := startNas(t, []string{"--setup", "ds1817-raid5-hdd-smb-1g", "--iscsi", "127.0.0.1:0", "--lun", lunFile, "--lun-size", "8MiB"})
+	checkLUNPowerLoss(t, info.ISCSI, info.IQN, filepath.Join(info.RunDir, "ctl.sock"))
+}
+
+// checkLUNPowerLoss writes, syncs and writes again through two sessions
+// of the LUN at addr, has 'nasemu ctl' cut the power, and checks what the
+// initiators see when they log in again.
+func checkLUNPowerLoss(t *testing.T, addr, iqn, sock string) {
+	inq := needLibiscsi(t)
+	url := "iscsi://" + addr + "/" + iqn + "/0"
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dial := func() *iscsi.Session {
+		s, err := iscsi.Dial(ctx, iscsi.SessionConfig{Addr: addr, Target: iqn})
+		if err != nil {
+			t.Fatalf("login: %v", err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	block := func(c byte) []byte { return bytes.Repeat([]byte{c}, 64<<10) }
+	s := dial()
+	if err := s.Write16(ctx, 0, 0, 512, block('s')); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SyncCache(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write16(ctx, 0, 128, 512, block('u')); err != nil { // acknowledged, never synced
+		t.Fatal(err)
+	}
+	other := dial() // a second initiator, idle
+	if out, err := exec.Command(inq, url).CombinedOutput(); err != nil || !strings.Contains(string(out), "Vendor:NASEMU") {
+		t.Fatalf("iscsi-inq before the power loss: %v\n%s", err, out)
+	}
+
+	out, code := ctlRun(t, sock, "power-loss")
+	if code != 0 || !strings.Contains(out, "power lost: 64 KiB of unsynced writes undone, 2 iSCSI sessions dropped") {
+		t.Fatalf("ctl power-loss: exit %d\n%s", code, out)
+	}
+	for i, sess := range []*iscsi.Session{s, other} {
+		if err := sess.TestUnitReady(ctx, 0); err == nil {
+			t.Errorf("session %d from before the power loss still answers", i)
+		}
+	}
+
+	if out, err := exec.Command(inq, url).CombinedOutput(); err != nil || !strings.Contains(string(out), "Vendor:NASEMU") {
+		t.Errorf("iscsi-inq after the power loss: %v\n%s", err, out)
+	}
+	s2 := dial()
+	got := make([]byte, 256*512)
+	if err := s2.Read16(ctx, 0, 0, 512, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got[:64<<10], block('s')) {
+		t.Error("data made durable by SYNCHRONIZE CACHE was lost in the power loss")
+	}
+	if !bytes.Equal(got[64<<10:], make([]byte, 64<<10)) {
+		t.Error("a write never synced survived the power loss")
+	}
+	// What is written and synced after the loss is kept, and a second loss
+	// loses nothing more.
+	if err := s2.Write16(ctx, 0, 128, 512, block('a')); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.SyncCache(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := ctlRun(t, sock, "power-loss"); code != 0 || !strings.Contains(out, "power lost: 0 B of unsynced writes undone, 1 iSCSI sessions dropped") {
+		t.Errorf("second power loss: exit %d\n%s", code, out)
+	}
+	s3 := dial()
+	if err := s3.Read16(ctx, 0, 128, 512, got[:64<<10]); err != nil || !bytes.Equal(got[:64<<10], block('a')) {
+		t.Errorf("data synced after the first power loss: %v, lost in the second", err)
+	}
+}
+
+// TestRobustISCSIArrayFaults: 'nasemu ctl fail N' and 'replace N' act on
+// the array of the setup 'nasemu iscsi' serves; the LUN goes on serving
+// (degraded, then rebuilding) and 'ctl status' says so.
+func TestRobustISCSIArrayFaults(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "ctl.sock")
+	addr, _ := startISCSI(t, "--setup", "ds1817-raid5-ssd-iscsi-1g", "--size", "64MiB", "--backing", filepath.Join(dir, "lun.img"), "--socket", sock)
+	if st, err := os.Lstat(sock); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("the control socket: %v, mode %v; want 0600", err, st.Mode())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s, err := iscsi.Dial(ctx, iscsi.SessionConfig{Addr: addr, Target: iscsi.DefaultIQN})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	data := bytes.Repeat([]byte("degraded but served "), 1<<16/20+1)[:1<<16]
+	if err := s.Write16(ctx, 0, 0, 512, data); err != nil {
+		t.Fatal(err)
+	}
+	state := func() serve.Response {
+		out, code := ctlRun(t, sock, "--format", "json", "status")
+		var resp serve.Response
+		if err := json.Unmarshal([]byte(out), &resp); code != 0 || err != nil || resp.LUN == nil || len(resp.LUN.Arrays) == 0 {
+			t.Fatalf("ctl status: exit %d, %v\n%s", code, err, out)
+		}
+		return resp
+	}
+	if st := state(); st.LUN.Arrays[0].State != "optimal" || st.LUN.Sessions != 1 || st.LUN.Capacity != 64<<20 {
+		t.Errorf("status before any fault: %+v", *st.LUN)
+	}
+	if out, code := ctlRun(t, sock, "fail", "2"); code != 0 || !strings.Contains(out, "degraded") {
+		t.Errorf("ctl fail 2: exit %d\n%s", code, out)
+	}
+	got := make([]byte, len(data))
+	if err := s.Read16(ctx, 0, 0, 512, got); err != nil || !bytes.Equal(got, data) {
+		t.Errorf("read from the degraded array: %v", err)
+	}
+	if err := s.SyncCache(ctx, 0); err != nil {
+		t.Errorf("SYNCHRONIZE CACHE on the degraded array: %v", err)
+	}
+	if out, code := ctlRun(t, sock, "replace", "2"); code != 0 || !strings.Contains(out, "rebuilding") {
+		t.Errorf("ctl replace 2: exit %d\n%s", code, out)
+	}
+	if st := state(); st.LUN.Arrays[0].State != "rebuilding" || st.LUN.Arrays[0].Rebuilding != 2 {
+		t.Errorf("status after replace 2: %+v", st.LUN.Arrays[0])
+	}
+	if err := s.Read16(ctx, 0, 0, 512, got); err != nil || !bytes.Equal(got, data) {
+		t.Errorf("read from the rebuilding array: %v", err)
+	}
+	if out, code := ctlRun(t, sock, "replace", "9"); code == 0 {
+		t.Errorf("ctl replace 9 of a 4-member array succeeded:\n%s", out)
+	}
+	if out, code := ctlRun(t, sock, "bogus"); code != 2 {
+		t.Errorf("ctl bogus: exit %d, want 2\n%s", code, out)
+	}
+}

@@ -1,0 +1,131 @@
+package serve
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/nasemu/nasemu"
+	"github.com/nasemu/nasemu/emu"
+	"github.com/nasemu/nasemu/fusefs"
+	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/fixed"
+)
+
+// build returns the model of a built-in setup.
+func build(t *testing.T, name string) models.Device {
+	t.Helper()
+	s, err := nasemu.LoadSetup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.Build(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// The share and the LUN split the array without overlap, LUN requests
+// land at the LUN's place and go through the iSCSI front (lun_ counters),
+// and neither reaches beyond its part.
+func TestNASArray(t *testing.T) {
+	front := build(t, "ds1817-raid5-ssd-smb-1g")
+	capacity := front.Capacity()
+	a, err := NewNASArray(front, 64<<20+12345)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.LUNSize() != 64<<20 || a.LUNBase()%LUNAlign != 0 || a.LUNBase()+a.LUNSize() > capacity || a.Capacity() != a.LUNBase() {
+		t.Errorf("share [0, %d), LUN %d bytes at %d, array %d", a.Capacity(), a.LUNSize(), a.LUNBase(), capacity)
+	}
+	if _, err := a.SubmitLUN(0, models.Request{Op: models.Write, Offset: 0, Length: 4096}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := models.Sum(a, "lun_iscsi_commands"); n != 1 {
+		t.Errorf("lun_iscsi_commands %v after one LUN write, want 1", n)
+	}
+	if n, _ := models.Sum(a, "smb_requests"); n != 0 {
+		t.Errorf("a LUN write made %v SMB requests", n)
+	}
+	if _, err := a.SubmitLUN(0, models.Request{Op: models.Read, Offset: a.LUNSize() - 512, Length: 4096}); !errors.Is(err, models.ErrOutOfRange) {
+		t.Errorf("a LUN read past its end: %v", err)
+	}
+	if _, err := a.Submit(0, models.Request{Op: models.Read, Offset: a.LUNBase(), Length: 4096}); !errors.Is(err, models.ErrOutOfRange) {
+		t.Errorf("a share read in the LUN's region: %v", err)
+	}
+	if _, err := NewNASArray(front, capacity); !errors.Is(err, models.ErrConfig) {
+		t.Errorf("a LUN as large as the array: %v", err)
+	}
+	drive, err := fixed.New(fixed.Config{Capacity: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewNASArray(drive, 1<<20); !errors.Is(err, models.ErrConfig) {
+		t.Errorf("a model without a protocol front: %v", err)
+	}
+}
+
+// CompClock answers early by the wall time set, in model time at its scale.
+func TestCompClock(t *testing.T) {
+	c := NewCompClock(emu.NewWallClock(4, -1))
+	c.SetEarly(2 * time.Millisecond)
+	if got := time.Duration(c.early.Load()); got != 500*time.Microsecond {
+		t.Errorf("2 ms early in wall time at time scale 4 is %v of model time, want 500µs", got)
+	}
+	start := time.Now()
+	c.SleepUntil(c.Now() + 500*time.Microsecond) // due now, less the compensation
+	if d := time.Since(start); d > 50*time.Millisecond {
+		t.Errorf("a wait of exactly the compensation took %v", d)
+	}
+}
+
+func TestTrimmedMean(t *testing.T) {
+	lat := []time.Duration{900, 1, 10, 10, 10, 10, 1000}
+	if got := trimmedMean(lat, 1); got != 188 {
+		t.Errorf("trimmed mean %v, want (10*4+900)/5 = 188", got)
+	}
+	c := &SMBCompensator{clock: NewCompClock(emu.NewWallClock(1, -1))}
+	c.set(time.Second)
+	if c.RoundTrip() != MaxSMBCompensation {
+		t.Errorf("a 1 s round trip compensates %v, want the cap %v", c.RoundTrip(), MaxSMBCompensation)
+	}
+}
+
+// Without a share, fail and replace act on the volume's array, status
+// reports nothing of a share, and bad requests are refused.
+func TestControlWithoutShare(t *testing.T) {
+	s, err := nasemu.LoadSetup("ds1817-raid5-ssd-iscsi-1g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.Build(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vol, err := emu.NewVolume(m, emu.NewMemStore(m.Capacity()), emu.Options{Clock: &emu.VirtualClock{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Control{Volume: vol, Replacement: ReplacementDrives(s, 1)}
+	if r := c.Handle(fusefs.ControlRequest{Cmd: "fail", Member: 1}); !r.OK || r.Status != nil {
+		t.Errorf("fail 1: %+v", r)
+	}
+	if st := vol.Arrays(); len(st) != 1 || st[0].State != "degraded" {
+		t.Errorf("after fail 1: %+v", st)
+	}
+	if r := c.Handle(fusefs.ControlRequest{Cmd: "replace", Member: 1}); !r.OK {
+		t.Errorf("replace 1: %+v", r)
+	}
+	if st := vol.Arrays(); st[0].Rebuilding != 1 {
+		t.Errorf("after replace 1: %+v", st)
+	}
+	for _, req := range []fusefs.ControlRequest{{Cmd: "fail", Member: 7}, {Cmd: "reboot"}} {
+		if r := c.Handle(req); r.OK || r.Error == "" {
+			t.Errorf("%+v: %+v, want an error", req, r)
+		}
+	}
+	if r := c.Handle(fusefs.ControlRequest{Cmd: "power-loss"}); !r.OK || r.LostBytes != 0 {
+		t.Errorf("power-loss of nothing served: %+v", r)
+	}
+}
