@@ -119,6 +119,7 @@ func (f *FS) Mount(mountpoint string) error {
 	if err != nil {
 		return classifyMountError(err)
 	}
+	closeFuseOnExec()
 	f.server, f.mountpoint, f.root = server, abs, root.EmbeddedInode()
 	switch {
 	case f.compensation > 0:

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package fusefs
+
+// closeFuseOnExec: elsewhere the FUSE library opens its device itself.
+func closeFuseOnExec() {}
