@@ -14,7 +14,6 @@ import (
 
 	"github.com/nasemu/nasemu"
 	"github.com/nasemu/nasemu/emu"
-	"github.com/nasemu/nasemu/fusefs"
 	"github.com/nasemu/nasemu/iscsi"
 	"github.com/nasemu/nasemu/iscsi/scsi"
 	"github.com/nasemu/nasemu/models"
@@ -123,20 +122,11 @@ func serveISCSI(ctx context.Context, args []string, stderr io.Writer, ready chan
 	if err != nil {
 		return usageError{err}
 	}
-	stateDir, err := runStateDir("iscsi-", 0o700)
+	stateDir, ctlListener, err := controlSocket("iscsi-", socket)
 	if err != nil {
 		return err
 	}
 	defer stateDir.RemoveAll()
-	if *socket == "" {
-		*socket = stateDir.Join("ctl.sock")
-	}
-	ctlListener, err := fusefs.ListenControl(*socket)
-	if errors.Is(err, fusefs.ErrSocketPath) {
-		return usageError{fmt.Errorf("--socket: %w", err)}
-	} else if err != nil {
-		return err
-	}
 	defer ctlListener.Close()
 	l, err := net.Listen("tcp", *listen)
 	if err != nil {

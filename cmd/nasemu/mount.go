@@ -105,20 +105,11 @@ func mount(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer f.Unmount() // an early return frees the backing directory (Unmount runs once)
 
-	stateDir, err := runStateDir("mount-", 0o700)
+	stateDir, ctl, err := controlSocket("mount-", socket)
 	if err != nil {
 		return err
 	}
 	defer stateDir.RemoveAll()
-	if *socket == "" {
-		*socket = stateDir.Join("ctl.sock")
-	}
-	ctl, err := fusefs.ListenControl(*socket)
-	if errors.Is(err, fusefs.ErrSocketPath) {
-		return usageError{fmt.Errorf("--socket: %w", err)}
-	} else if err != nil {
-		return err
-	}
 	defer ctl.Close()
 	go f.ServeControl(ctl)
 
@@ -174,6 +165,28 @@ func loopback(addr string) bool {
 // stateBase is the directory that holds the state directories of running
 // emulators (rundir.Base: never a directory another user could have made).
 func stateBase() string { return rundir.Base() }
+
+// controlSocket creates the run's state directory (prefix, mode 0700) and
+// listens on the control socket *socket, by default ctl.sock in that
+// directory (then set in *socket).
+func controlSocket(prefix string, socket *string) (*rundir.Dir, net.Listener, error) {
+	stateDir, err := runStateDir(prefix, 0o700)
+	if err != nil {
+		return nil, nil, err
+	}
+	if *socket == "" {
+		*socket = stateDir.Join("ctl.sock")
+	}
+	l, err := fusefs.ListenControl(*socket)
+	if err != nil {
+		stateDir.RemoveAll()
+		if errors.Is(err, fusefs.ErrSocketPath) {
+			return nil, nil, usageError{fmt.Errorf("--socket: %w", err)}
+		}
+		return nil, nil, err
+	}
+	return stateDir, l, nil
+}
 
 // runStateDir creates this run's state directory afresh in the state base:
 // prefix, the process id and random characters, with mode perm.
