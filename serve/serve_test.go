@@ -9,6 +9,7 @@ import (
 	"github.com/nasemu/nasemu/emu"
 	"github.com/nasemu/nasemu/fusefs"
 	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/devicetest"
 	"github.com/nasemu/nasemu/models/fixed"
 )
 
@@ -128,4 +129,30 @@ func TestControlWithoutShare(t *testing.T) {
 	if r := c.Handle(fusefs.ControlRequest{Cmd: "power-loss"}); !r.OK || r.LostBytes != 0 {
 		t.Errorf("power-loss of nothing served: %+v", r)
 	}
+}
+
+// TestNASArrayConformance runs the device kit on the share's side of a
+// NAS array that also serves a LUN (drives scaled down to 1 GiB).
+func TestNASArrayConformance(t *testing.T) {
+	s, err := nasemu.LoadSetup("ds1817-raid5-hdd-smb-1g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = s.WithDriveCapacity(1 << 30)
+	devicetest.Run(t, devicetest.Config{
+		Parallel: true,
+		FileOps:  true,
+		Requests: 500,
+		New: func(t testing.TB, seed uint64) models.Device {
+			front, err := s.Build(seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := NewNASArray(front, 256<<20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return a
+		},
+	})
 }
