@@ -58,7 +58,7 @@ var recordedOptions = []string{
 	"flow_sleep", "gtod_cpu", "gtod_reduce", "hugepage-size", "ignore_error", "invalidate", "iomem", "mem",
 	"iomem_align", "ioscheduler", "lat_percentiles", "log_compression", "log_max_value", "log_offset",
 	"log_prio", "log_unix_epoch", "log_alternate_epoch", "log_issue_time", "log_entries", "log_hist_coarseness",
-	"nice", "norandommap", "numa_cpu_nodes", "numa_mem_policy", "per_job_logs", "prio", "prioclass", "prio_percentage",
+	"nice", "numa_cpu_nodes", "numa_mem_policy", "per_job_logs", "prio", "prioclass", "prio_percentage",
 	"rate_cycle", "rate_ignore_thinktime", "read_beyond_wp", "randrepeat", "refill_buffers", "scramble_buffers",
 	"slat_percentiles", "stats", "thread", "threads", "uid", "gid", "unified_rw_reporting", "verify_async",
 	"verify_async_cpus", "verify_dump", "verify_fatal", "verify_interval", "verify_offset", "verify_state_load",
@@ -86,7 +86,6 @@ var approximatedOptions = map[string]string{
 	"iodepth_batch_complete_max": "iodepth_batch*: each I/O is submitted when a slot frees, not in batches",
 	"iodepth_low":                "iodepth_low: the queue is refilled at once, not after draining to iodepth_low",
 	"io_submit_mode":             "io_submit_mode: submission is inline; offload's thread is not modelled",
-	"norandommap":                "norandommap: random offsets are always drawn with replacement",
 	"rate_cycle":                 "rate_cycle: rate_min is checked over the whole run",
 	"ratemin":                    "rate_min: checked over the whole run",
 	"rate_min":                   "rate_min: checked over the whole run",
@@ -95,22 +94,19 @@ var approximatedOptions = map[string]string{
 
 // refusedOptions cannot apply to any target nasemu has; each says why.
 var refusedOptions = map[string]string{
-	"fdp":             "flexible data placement needs an NVMe FDP device and the io_uring_cmd or xnvme engine; no drive in the catalog has FDP",
-	"fdp_pli":         "flexible data placement needs an NVMe FDP device; no drive in the catalog has FDP",
-	"dataplacement":   "data placement needs an NVMe FDP or streams device; no drive in the catalog has them",
-	"plids":           "data placement needs an NVMe FDP device; no drive in the catalog has FDP",
-	"md_per_io_size":  "protection information needs a namespace formatted with metadata and the io_uring_cmd or xnvme engine",
-	"pi_act":          "protection information needs a namespace formatted with metadata and the io_uring_cmd or xnvme engine",
-	"pi_chk":          "protection information needs a namespace formatted with metadata and the io_uring_cmd or xnvme engine",
-	"apptag":          "protection information needs a namespace formatted with metadata and the io_uring_cmd or xnvme engine",
-	"apptag_mask":     "protection information needs a namespace formatted with metadata and the io_uring_cmd or xnvme engine",
-	"sprandom":        "SPRandom preconditioning is not implemented",
-	"spr_op":          "SPRandom preconditioning is not implemented",
-	"spr_num_regions": "SPRandom preconditioning is not implemented",
-	"read_iolog":      "replaying an I/O log is not implemented",
-	"write_iolog":     "writing an I/O log is not implemented",
-	"exec_prerun":     "nasemu runs no commands from a job file",
-	"exec_postrun":    "nasemu runs no commands from a job file",
+	"fdp":            "flexible data placement needs an NVMe FDP device and the io_uring_cmd or xnvme engine; no drive in the catalog has FDP",
+	"fdp_pli":        "flexible data placement needs an NVMe FDP device; no drive in the catalog has FDP",
+	"dataplacement":  "data placement needs an NVMe FDP or streams device; no drive in the catalog has them",
+	"plids":          "data placement needs an NVMe FDP device; no drive in the catalog has FDP",
+	"md_per_io_size": "protection information needs a namespace formatted with metadata and the io_uring_cmd or xnvme engine",
+	"pi_act":         "protection information needs a namespace formatted with metadata and the io_uring_cmd or xnvme engine",
+	"pi_chk":         "protection information needs a namespace formatted with metadata and the io_uring_cmd or xnvme engine",
+	"apptag":         "protection information needs a namespace formatted with metadata and the io_uring_cmd or xnvme engine",
+	"apptag_mask":    "protection information needs a namespace formatted with metadata and the io_uring_cmd or xnvme engine",
+	"read_iolog":     "replaying an I/O log is not implemented",
+	"write_iolog":    "writing an I/O log is not implemented",
+	"exec_prerun":    "nasemu runs no commands from a job file",
+	"exec_postrun":   "nasemu runs no commands from a job file",
 }
 
 // fioOption is one key=value line.
@@ -324,13 +320,15 @@ type fioState struct {
 	mix      int   // rwmixread as written, -1 when not
 	doVerify int   // do_verify as written, -1 when not
 	rateIOPS string
+	rngSet   bool // random_generator given
+	mapSet   bool // norandommap given
 }
 
 // buildFioJob applies a section's options (global ones first) and
 // validates the job.
 func buildFioJob(section, secPos string, all []fioOption) (Job, []error) {
 	var errs []error
-	j := Job{Name: section, Pos: secPos, Engine: EnginePsync}
+	j := Job{Name: section, Pos: secPos, Engine: EnginePsync, RandomMap: true}
 	st := fioState{kb: 1024, mix: -1, doVerify: -1}
 	for _, o := range all {
 		switch o.key {
@@ -364,6 +362,10 @@ func buildFioJob(section, secPos string, all []fioOption) (Job, []error) {
 	}
 	if j.Verify != "" {
 		j.DoVerify = st.doVerify != 0
+	}
+	if j.SPRandom { // fio's defaults under sprandom
+		j.LFSR = j.LFSR || !st.rngSet
+		j.RandomMap = j.RandomMap && st.mapSet
 	}
 	if len(errs) > 0 {
 		return j, errs
@@ -619,7 +621,24 @@ func applyFio(j *Job, o fioOption, st *fioState) error {
 		j.Distribution, err = parseDistribution(v, kb)
 	case "random_sequence_stride":
 		j.Distribution.SeqStride, err = parseBool(v)
+	case "norandommap":
+		var b bool
+		b, err = parseBool(v)
+		j.RandomMap = !b
+		st.mapSet = true
+	case "sprandom":
+		j.SPRandom, err = parseBool(v)
+	case "spr_op":
+		j.SPROP, err = strconv.ParseFloat(v, 64)
+		if err != nil || !(j.SPROP > 0 && j.SPROP < 1) {
+			return fmt.Errorf("%q: an over-provisioning ratio in (0, 1)", v)
+		}
+	case "spr_num_regions":
+		j.SPRRegions, err = parseIntField(v, 1, 1<<20)
+	case "spr_cs":
+		j.SPRCache, err = size(v)
 	case "random_generator":
+		st.rngSet = true
 		switch v {
 		case "tausworthe", "tausworthe64":
 			j.LFSR = false

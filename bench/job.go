@@ -249,6 +249,11 @@ type Job struct {
 	SeqIdentical    bool    // rw_sequencer=identical: repeat the offset instead
 	PctRandom       [3]int  // percentage_random per direction (0: unset, fully random when random)
 	LFSR            bool    // random_generator=lfsr: each block once per pass
+	RandomMap       bool    // uniform random offsets cover each block once per pass (fio's random map; job files have it unless norandommap), else drawn with replacement
+	SPRandom        bool    // sprandom: SPRandom preconditioning offsets (see sprandom)
+	SPROP           float64 // spr_op: the drive's over-provisioning (0: fio's 0.15)
+	SPRRegions      int     // spr_num_regions (0: fio's 100)
+	SPRCache        int64   // spr_cs: the drive's cache, bytes; rewrites wait a region more when set
 	RateBytes       [3]int64
 	RateIOPSDir     [3]int // per direction; RateIOPS is the read rate when set alone
 	RateMin         [3]int64
@@ -327,6 +332,12 @@ func (j *Job) EnsureDefaults() {
 	}
 	if j.NrFiles == 0 {
 		j.NrFiles = 1
+	}
+	if j.SPRandom && j.SPROP == 0 {
+		j.SPROP = 0.15
+	}
+	if j.SPRandom && j.SPRRegions == 0 {
+		j.SPRRegions = 100
 	}
 	if j.Size == 0 && j.FileSize != 0 {
 		j.Size = j.FileSize * int64(j.NrFiles)
@@ -447,6 +458,12 @@ func (j *Job) Validate() error {
 		return bad("openfiles=1 (file by file) supports iodepth=1 only, not %d", j.IODepth)
 	case j.FileSize > 0 && j.FileSize < j.minBS() && !j.FileByFile && j.Kind == KindBlock:
 		return bad("filesize %d is smaller than bs %d", j.FileSize, j.BS)
+	case j.SPRandom && (!j.RW.Random() || !j.writes() || !j.LFSR || j.RandomMap):
+		return bad("sprandom needs random writes, random_generator=lfsr and norandommap=1 (fio sets the last two when they are not given)")
+	case j.SPRandom && (j.SPROP <= 0 || j.SPROP >= 1 || j.SPRRegions < 1 || j.SPRRegions > 1<<20 || j.SPRCache < 0):
+		return bad("sprandom: spr_op=%g must be in (0, 1), spr_num_regions=%d in [1, 1048576], spr_cs not negative", j.SPROP, j.SPRRegions)
+	case j.SPRandom && (len(j.BSSplitW) > 0 || j.BSMax[DirWrite] > 0 || j.TimeBased):
+		return bad("sprandom writes the drive once in blocks of one size: no bssplit, bsrange or time_based")
 	}
 	for _, split := range [][]BSSplit{j.BSSplit, j.BSSplitW, j.BSSplitT} {
 		if len(split) == 0 {

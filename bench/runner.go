@@ -193,6 +193,8 @@ type fileState struct {
 	pos    int64 // next sequential offset (or bytes issued, file by file)
 	seed   uint64
 	zones  *zoneSet // zonemode=zbd
+	used   *randMap // the blocks random I/O used in this pass (nil: norandommap, or a permutation)
+	perm   uint64   // next index of the permutation of blocks, where there is no map
 }
 
 // extent is a range a job wrote, for verify.
@@ -247,6 +249,8 @@ type stream struct {
 	seqIdx     int
 	seqBase    uint64
 	lfsr       uint64
+	spr        *sprandom // sprandom=1
+	sprDone    bool
 	zoneStart  int64
 	zoneDone   int64
 	thinkUntil time.Duration
@@ -409,6 +413,11 @@ func (st *stream) nextIO(o *op) {
 	}
 	n = min(n, f.hi-f.lo)
 	o.off = st.offset(f, o.dir, n)
+	if st.sprDone { // SPRandom has written the drive once
+		st.ending = true
+		o.kind = opPark
+		return
+	}
 	o.n = min(n, f.hi-o.off)
 	if f.zones != nil {
 		var ok bool
@@ -493,7 +502,14 @@ func (st *stream) offset(f *fileState, d Dir, n int64) int64 {
 	}
 	var off int64
 	if random {
-		u := st.pickUnit()
+		u, ok := st.pickUnit(f)
+		if !ok {
+			st.sprDone = true
+			return f.lo
+		}
+		if f.used != nil {
+			f.used.mark(u, uint64((n+st.align-1)/st.align))
+		}
 		off = f.lo + int64(u)*st.align
 		if off+n > f.hi {
 			off = f.lo + (f.hi-n-f.lo)/st.align*st.align
@@ -506,8 +522,31 @@ func (st *stream) offset(f *fileState, d Dir, n int64) int64 {
 	return off
 }
 
-// pickUnit draws an alignment unit of the job's range.
-func (st *stream) pickUnit() uint64 {
+// pickUnit draws an alignment unit of the job's range in f; false when
+// SPRandom's pass is over.
+func (st *stream) pickUnit(f *fileState) (uint64, bool) {
+	j := st.job
+	switch {
+	case st.spr != nil:
+		return st.spr.next(func() (uint64, bool) {
+			if f.perm >= st.units {
+				return 0, false
+			}
+			f.perm++
+			return st.blocks.scatter(f.perm - 1), true
+		})
+	case f.used != nil:
+		return f.used.pick(st.rng), true
+	case j.Distribution.Kind == Uniform && j.RandomMap && !j.LFSR:
+		f.perm++
+		return st.blocks.scatter(f.perm % st.units), true
+	}
+	return st.pickOther(), true
+}
+
+// pickOther is pickUnit for sequences, LFSR and non-uniform
+// distributions.
+func (st *stream) pickOther() uint64 {
 	j := st.job
 	switch {
 	case j.Distribution.Kind == Sequence:
@@ -1185,12 +1224,27 @@ func (st *stream) setBlocks() error {
 		d = Distribution{}
 	}
 	st.blocks = newBlockPicker(d, st.units, st.rng)
-	if j.LFSR && d.Kind == Uniform {
+	if d.Kind == Uniform && (j.LFSR || j.RandomMap) {
+		// a permutation of the blocks: LFSR, SPRandom, or a random map
+		// too large to keep
 		st.blocks.mult = scatterMult % st.blocks.n
 		if st.blocks.mult == 0 {
 			st.blocks.mult = 1
 		}
 		st.blocks.off = st.rng.Uint64N(st.blocks.n)
+	}
+	if j.Distribution.Kind == Uniform && j.RandomMap && !j.LFSR && j.RW.Random() && st.units*uint64(len(st.files)) <= maxRandMapBlocks {
+		for _, f := range st.files {
+			f.used = newRandMap(st.units)
+		}
+	}
+	if j.SPRandom {
+		var err error
+		if st.spr, err = newSPRandom(j, span, j.BSW, st.rng); err != nil {
+			return fmt.Errorf("%w: job %q: %w", ErrJob, j.Name, err)
+		}
+		// fio's io_size under sprandom: the physical capacity
+		st.budget = sprPhysical(j.SPROP, span, j.BSW) * int64(j.Loops)
 	}
 	return nil
 }

@@ -1,0 +1,98 @@
+package bench
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nasemu/nasemu/models"
+)
+
+// recorder is a device that records the writes it is given and completes
+// each after a fixed time.
+type recorder struct {
+	writes []int64
+	cap    int64
+}
+
+func (r *recorder) Submit(at time.Duration, q models.Request) (time.Duration, error) {
+	if err := models.CheckRange(q, r.cap); err != nil {
+		return at, err
+	}
+	if q.Op == models.Write {
+		r.writes = append(r.writes, q.Offset)
+	}
+	return at + 10*time.Microsecond, nil
+}
+
+func (r *recorder) Capacity() int64 { return r.cap }
+
+func recordJob(t *testing.T, job string) *recorder {
+	t.Helper()
+	jobs, err := ParseFio("t.fio", strings.NewReader(job))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{cap: 1 << 30}
+	mustRun(t, NewSim("sim:rec", SimSetup{Device: rec}), jobs, Options{Seed: 1})
+	return rec
+}
+
+// TestRandomMap: without norandommap a random job writes every block of
+// its file once per pass, as fio's random map makes it; with it, offsets
+// repeat (about 1 − 1/e of the blocks are hit).
+func TestRandomMap(t *testing.T) {
+	distinct := func(w []int64) int {
+		m := map[int64]bool{}
+		for _, o := range w {
+			m[o] = true
+		}
+		return len(m)
+	}
+	rec := recordJob(t, "[m]\nrw=randwrite\nbs=4k\nfilesize=4m\nloops=2\n")
+	if len(rec.writes) != 2048 || distinct(rec.writes[:1024]) != 1024 || distinct(rec.writes[1024:]) != 1024 {
+		t.Errorf("random map: %d writes, %d distinct in the first pass", len(rec.writes), distinct(rec.writes[:min(1024, len(rec.writes))]))
+	}
+	rec = recordJob(t, "[m]\nrw=randwrite\nbs=4k\nfilesize=4m\nnorandommap\n")
+	if d := distinct(rec.writes); d > 700 || d < 600 { // 1024·(1−1/e) = 647
+		t.Errorf("norandommap: %d distinct of %d writes", d, len(rec.writes))
+	}
+}
+
+// TestSPRandom: SPRandom writes every block, the physical capacity in
+// all, and leaves each region with the invalid share Desnoyers' steady
+// state gives it: the first region most invalid, the last valid.
+func TestSPRandom(t *testing.T) {
+	const regions = 10
+	rec := recordJob(t, "[p]\nrw=randwrite\nbs=4k\nfilesize=16m\nsprandom=1\nspr_num_regions=10\nspr_op=0.15\n")
+	blocks := int64(16 << 20 / 4096)
+	phys := sprPhysical(0.15, 16<<20, 4096) / 4096
+	if got := int64(len(rec.writes)); math.Abs(float64(got-phys)) > float64(phys)/50 {
+		t.Errorf("%d writes, want about the physical capacity, %d blocks", got, phys)
+	}
+	last := map[int64]int{}
+	for i, o := range rec.writes {
+		last[o] = i
+	}
+	if int64(len(last)) != blocks {
+		t.Errorf("%d blocks written of %d", len(last), blocks)
+	}
+	want := sprValidity(regions, 0.15)
+	per := len(rec.writes) / regions
+	for r := range regions {
+		invalid := 0
+		for i := r * per; i < (r+1)*per; i++ {
+			if last[rec.writes[i]] != i {
+				invalid++
+			}
+		}
+		got := float64(invalid) / float64(per)
+		if math.Abs(got-(1-want[r])) > 0.05 {
+			t.Errorf("region %d: %.3f invalid, want %.3f", r, got, 1-want[r])
+		}
+	}
+	if w := sprValidity(regions, 0.15); math.Abs(w[0]-(1-1/(0.5/0.15+0.7))) > 1e-9 || w[regions-1] != 1 {
+		t.Errorf("validity %v: the first region at the collected block's validity, the last all valid", w)
+	}
+}
