@@ -249,7 +249,9 @@ type stream struct {
 	seqIdx     int
 	seqBase    uint64
 	lfsr       uint64
-	spr        *sprandom // sprandom=1
+	spr        *sprandom     // sprandom=1
+	cpuFree    time.Duration // when the instance's thread is free (hostCall)
+	timeless   int           // I/Os in a row that took no simulated time
 	sprDone    bool
 	zoneStart  int64
 	zoneDone   int64
@@ -694,9 +696,16 @@ func (st *stream) do(sl *slot, at time.Duration) (time.Duration, error) {
 func (st *stream) doIO(sl *slot, at time.Duration) (time.Duration, error) {
 	o := &sl.op
 	j := st.job
+	virtual := st.t.Mode() == Virtual
 	switch j.Kind {
 	case KindNull:
-		return at, nil
+		switch {
+		case !virtual:
+			return at, nil
+		case j.EngineName == "null":
+			return st.hostCall(at, nullEngineTime), nil
+		}
+		return st.hostCall(at, noDeviceIOTime), nil // /dev/null, /dev/zero
 	case KindFileCreate, KindFileStat, KindFileDelete, KindDirCreate, KindDirStat, KindDirDelete:
 		ft, ok := unwrapTarget(st.t).(fileOpTarget)
 		if !ok {
@@ -713,6 +722,9 @@ func (st *stream) doIO(sl *slot, at time.Duration) (time.Duration, error) {
 			return rf.truncate(at, o.off)
 		case o.dir == DirTrim:
 			return rf.punch(at, o.off, o.n)
+		}
+		if virtual && o.dir != DirRead {
+			at = st.hostCall(at, fallocateTime)
 		}
 		return rf.allocate(at, o.off, o.n, o.dir == DirRead)
 	}
@@ -761,6 +773,16 @@ func (st *stream) complete(sl *slot, done time.Duration, err error) {
 	j := st.job
 	if o.kind == opClose {
 		st.cur++
+	}
+	if o.kind == opIO && j.TimeBased && st.t.Mode() == Virtual {
+		if st.timeless++; done > sl.at {
+			st.timeless = 0
+		}
+		if st.timeless > maxTimelessIOs && st.err == nil {
+			st.err = fmt.Errorf("%w: %s: job %q: ioengine=%s takes no simulated time on %s (its model charges nothing for it), so a time_based run would never end; give size or number_ios, or run it on a real target",
+				ErrJob, j.Pos, j.Name, j.Kind, st.t.Name())
+			st.g.failed.Store(true)
+		}
 	}
 	if o.kind == opIO && o.dir == DirWrite && j.Verify != "" && j.DoVerify && len(st.written) < maxVerifyExtents {
 		st.written = append(st.written, extent{o.file, o.off, o.n})
@@ -939,10 +961,6 @@ func runGroup(t Target, jobs []Job, firstIndex int, seed uint64, genesis *time.D
 	laid := map[string]laidOut{}
 	for ji := range jobs {
 		j := &jobs[ji]
-		if j.Kind == KindNull && j.TimeBased && t.Mode() == Virtual && j.NumberIOs == 0 {
-			return nil, fmt.Errorf("%w: %s: job %q: ioengine=null takes no simulated time, so a time_based run would never end; give number_ios or run it on a real target",
-				ErrJob, j.Pos, j.Name)
-		}
 		jr := &jobRun{job: j, active: j.NumJobs, ssLast: -1}
 		runs = append(runs, jr)
 		for inst := range j.NumJobs {

@@ -10,7 +10,8 @@ import (
 )
 
 // recorder is a device that records the writes it is given and completes
-// each after a fixed time.
+// each block request after a fixed time (file operations take none, as on
+// a bare drive).
 type recorder struct {
 	writes []int64
 	cap    int64
@@ -22,6 +23,9 @@ func (r *recorder) Submit(at time.Duration, q models.Request) (time.Duration, er
 	}
 	if q.Op == models.Write {
 		r.writes = append(r.writes, q.Offset)
+	}
+	if q.Op.IsFileOp() {
+		return at, nil
 	}
 	return at + 10*time.Microsecond, nil
 }
@@ -94,5 +98,31 @@ func TestSPRandom(t *testing.T) {
 	}
 	if w := sprValidity(regions, 0.15); math.Abs(w[0]-(1-1/(0.5/0.15+0.7))) > 1e-9 || w[regions-1] != 1 {
 		t.Errorf("validity %v: the first region at the collected block's validity, the last all valid", w)
+	}
+}
+
+// TestHostCalls: I/O that reaches no device costs the host's time, one
+// at a time per job instance whatever the depth; a time-based job whose
+// I/O costs nothing stops with an error instead of running forever.
+func TestHostCalls(t *testing.T) {
+	jobs, err := ParseFio("h.fio", strings.NewReader("[null]\nioengine=null\niodepth=8\nsize=1g\nruntime=10ms\ntime_based\n"+
+		"[devnull]\nstonewall\nfilename=/dev/null\nrw=write\nbs=128k\nruntime=10ms\ntime_based\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := mustRun(t, sn700(t), jobs, Options{Seed: 1})
+	for i, per := range []time.Duration{nullEngineTime, noDeviceIOTime} {
+		want := float64(time.Second) / float64(per)
+		if got := rep.Results[i].IOPS; math.Abs(got-want) > want/100 {
+			t.Errorf("%s: %.0f IOPS, want %.0f (one call at a time)", rep.Results[i].Name, got, want)
+		}
+	}
+	jobs, err = ParseFio("s.fio", strings.NewReader("[stat]\nioengine=filestat\nnrfiles=4\nfilesize=4k\nruntime=1s\ntime_based\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{cap: 1 << 30}
+	if _, err := Run(NewSim("sim:rec", SimSetup{Device: rec}), jobs, Options{Seed: 1}); err == nil || !strings.Contains(err.Error(), "takes no simulated time") {
+		t.Errorf("a time-based job of timeless I/O: %v", err)
 	}
 }
