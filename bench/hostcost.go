@@ -20,7 +20,7 @@ import "time"
 //	fio --name=x --ioengine=psync --filename=/dev/zero --rw=randread --bs=4k --size=128m --time_based --runtime=2 1.875 2.332 2.542 µs
 //	fio --name=x --ioengine=falloc --filename=fa --rw=randwrite --bs=64k --size=100m --time_based --runtime=2    3.459 4.142 4.625 µs
 const (
-	nullEngineTime = 145 * time.Nanosecond  // fio's own work per I/O, no system call
+	nullEngineTime = 145 * time.Nanosecond  // fio's own work per I/O, no system call (also an emulated zone's reset)
 	noDeviceIOTime = 2030 * time.Nanosecond // a pread/pwrite of /dev/zero or /dev/null: the mean of the two least
 	fallocateTime  = 3459 * time.Nanosecond // fallocate(2) of a 64 KiB range on ext4
 )

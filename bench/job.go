@@ -548,7 +548,7 @@ type Overrides struct {
 	// Runtime, when set, is each job's runtime (time-based jobs) or its
 	// cap; ramp times and start delays are cut to a quarter of it at most.
 	Runtime time.Duration
-	Size    int64 // when set: each job's size (per-file sizes scale with it)
+	Size    int64 // when set: each job's size (per-file sizes scale with it), at least its largest block (zonemode=zbd: whole zones)
 	Direct  *bool // when set: each job's direct flag
 }
 
@@ -570,6 +570,14 @@ func (o Overrides) Apply(jobs []Job) []Job {
 				j.FileSize = max(o.Size/int64(j.NrFiles), 1)
 			} else {
 				j.FileSize = o.Size
+			}
+			// never below one I/O of the job's largest block, and a zoned
+			// job keeps whole zones
+			if j.Kind == KindBlock {
+				j.FileSize = max(j.FileSize, maxIOSize(&j))
+			}
+			if j.ZBD && j.ZoneSize > 0 {
+				j.FileSize = (j.FileSize + j.ZoneSize - 1) / j.ZoneSize * j.ZoneSize
 			}
 			j.Size = j.FileSize * int64(j.NrFiles)
 		}

@@ -734,7 +734,10 @@ func (st *stream) doIO(sl *slot, at time.Duration) (time.Duration, error) {
 	}
 	switch o.dir {
 	case DirTrim:
-		if o.file.zones != nil { // an emulated zone's reset is no I/O
+		if o.file.zones != nil { // an emulated zone's reset is no I/O: fio's own work
+			if virtual {
+				return st.hostCall(at, nullEngineTime), nil
+			}
 			return at, nil
 		}
 		if rf, ok := unwrapFile(o.file.f).(rangeFile); ok && st.t.Mode() == Real {
@@ -1323,6 +1326,13 @@ func (st *stream) layout(t Target, name string, inst int, laid map[string]laidOu
 	size := fsz + off
 	if pct {
 		size = real
+	}
+	if rl, ok := unwrapTarget(t).(RangeLayouter); ok && j.DeviceName != "" && !pct && off > 0 {
+		// a device stands in as a sparse file: only the job's range is laid out
+		if err := rl.LayoutRange(name, off, size, fill, j.Fallocate); err != nil {
+			return nil, fmt.Errorf("job %q: %w", j.Name, err)
+		}
+		return &fileState{name: name, lo: off, hi: size, pos: off}, nil
 	}
 	switch got, ok := laid[name]; {
 	case j.FileByFile && st.readPct == 0: // uploads create their files in the timed phase
