@@ -98,7 +98,7 @@ func checkFioOptions(t *testing.T, kind string, by map[string]Result) {
 	for name, r := range by {
 		if kind == "dir" && (r.Seconds > 0.15 || r.IOs < 50) { // the wall clock's runtime may have cut it (a loaded host)
 			switch name {
-			case "number-ios", "io-size", "percent", "part-random", "ranges", "splits", "rate", "trimwrite":
+			case "number-ios", "io-size", "percent", "part-random", "ranges", "splits", "rate", "trimwrite", "spr", "covered", "drawn":
 				continue
 			}
 		}
@@ -142,6 +142,21 @@ func checkFioOptions(t *testing.T, kind string, by map[string]Result) {
 		case "reader":
 			if kind == "sim" && r.Seconds > 0.1 {
 				t.Errorf("exitall: the time-based reader ran %.3f s after the writer ended", r.Seconds)
+			}
+		case "spr":
+			// about the logical 2 MiB plus 20 % over-provisioning (fio's
+			// physical size, its budget; the rewrites drawn may end it
+			// a little earlier)
+			if want := sprPhysical(0.2, 2<<20, 4096); r.Bytes > want || r.Bytes < want*95/100 {
+				t.Errorf("sprandom wrote %d bytes, want %d", r.Bytes, want)
+			}
+		case "covered", "drawn":
+			if r.IOs != 256 {
+				t.Errorf("%s: %d writes of a 1 MiB file, want 256", name, r.IOs)
+			}
+		case "nothing", "discard", "allocate":
+			if kind == "sim" && (r.Seconds < 0.19 || r.IOs < 1000) {
+				t.Errorf("%s: %d I/Os in %.3f s: time-based I/O that reaches no device takes the host's time", name, r.IOs, r.Seconds)
 			}
 		case "clones":
 			if len(r.clones) != 3 {
