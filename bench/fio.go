@@ -54,8 +54,8 @@ var recordedOptions = []string{
 	"continue_on_error", "cpumask", "cpus_allowed", "cpus_allowed_policy", "create_fsync", "create_on_open",
 	"create_only", "create_serialize", "dedupe_global", "dedupe_mode", "dedupe_percentage",
 	"dedupe_working_set_percentage", "description", "disable_bw_measurement", "disable_clat", "disable_lat",
-	"disable_slat", "disk_util", "error_dump", "exit_what", "exitall_on_error", "flow_id",
-	"flow_sleep", "gtod_cpu", "gtod_reduce", "hugepage-size", "ignore_error", "invalidate", "iomem", "mem",
+	"disable_slat", "disk_util", "error_dump", "exit_what", "exitall_on_error",
+	"gtod_cpu", "gtod_reduce", "hugepage-size", "ignore_error", "invalidate", "iomem", "mem",
 	"iomem_align", "ioscheduler", "lat_percentiles", "log_compression", "log_max_value", "log_offset",
 	"log_prio", "log_unix_epoch", "log_alternate_epoch", "log_issue_time", "log_entries", "log_hist_coarseness",
 	"nice", "numa_cpu_nodes", "numa_mem_policy", "per_job_logs", "prio", "prioclass", "prio_percentage",
@@ -70,15 +70,13 @@ var recordedOptions = []string{
 	"iodepth_batch", "iodepth_batch_submit", "iodepth_batch_complete", "iodepth_batch_complete_min",
 	"iodepth_batch_complete_max", "iodepth_low", "experimental_verify", "trim_percentage", "trim_verify_zero",
 	"trim_backlog", "trim_backlog_batch", "numa_mem", "write_iolog_chunked", "group_reporting", "new_group",
-	"percentile_list", "flow", "ratemin", "rate_min", "rate_iops_min",
+	"percentile_list", "ratemin", "rate_min", "rate_iops_min",
 }
 
 // approximatedOptions are recorded with a note of how nasemu reads them:
 // they would change when fio submits, which nasemu's slots (one I/O each,
 // submitted when issued) do not model.
 var approximatedOptions = map[string]string{
-	"flow":                       "flow: jobs are not throttled against each other",
-	"flow_sleep":                 "flow: jobs are not throttled against each other",
 	"iodepth_batch":              "iodepth_batch*: each I/O is submitted when a slot frees, not in batches",
 	"iodepth_batch_submit":       "iodepth_batch*: each I/O is submitted when a slot frees, not in batches",
 	"iodepth_batch_complete":     "iodepth_batch*: each I/O is submitted when a slot frees, not in batches",
@@ -637,6 +635,12 @@ func applyFio(j *Job, o fioOption, st *fioState) error {
 		j.SPRRegions, err = parseIntField(v, 1, 1<<20)
 	case "spr_cs":
 		j.SPRCache, err = size(v)
+	case "flow":
+		j.Flow, err = parseIntField(v, 0, 1<<20)
+	case "flow_id":
+		j.FlowID, err = parseIntField(v, 0, 1<<20)
+	case "flow_sleep":
+		j.FlowSleep, err = parseTimeUnit(v, time.Microsecond)
 	case "random_generator":
 		st.rngSet = true
 		switch v {

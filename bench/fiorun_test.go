@@ -158,6 +158,11 @@ func checkFioOptions(t *testing.T, kind string, by map[string]Result) {
 			if kind == "sim" && (r.Seconds < 0.19 || r.IOs < 1000) {
 				t.Errorf("%s: %d I/Os in %.3f s: time-based I/O that reaches no device takes the host's time", name, r.IOs, r.Seconds)
 			}
+		case "heavy":
+			light := by["light"]
+			if ratio := float64(r.IOs) / float64(max(light.IOs, 1)); kind == "sim" && (ratio < 2.7 || ratio > 3.3) {
+				t.Errorf("flow=3 against flow=1: %d and %d I/Os, ratio %.2f", r.IOs, light.IOs, ratio)
+			}
 		case "clones":
 			if len(r.clones) != 3 {
 				t.Errorf("numjobs=3 without group_reporting: %d clone reports", len(r.clones))

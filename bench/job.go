@@ -237,23 +237,26 @@ type Job struct {
 	BSSplitT        []BSSplit
 	BlockAlign      int64 // random offsets are multiples of it (0: the smallest block size)
 	SizePct         float64
-	OffsetPct       float64 // offset in percent of the file or device (0: none)
-	IOSize          int64   // bytes of I/O per instance (fio io_size; 0: Size)
-	NumberIOs       int64   // stop after this many I/Os per instance (0: no limit)
-	FillDevice      bool    // write until the file or device is full
-	OffsetIncrement int64   // instance N starts at Offset + N·OffsetIncrement
-	FileSizeMax     int64   // filesize=lo-hi: each file's size drawn from [FileSize, FileSizeMax]
-	FileService     string  // roundrobin (default), sequential, random
-	SeqAdd          int64   // rw=read:8k: bytes skipped (negative: backwards) after each sequential I/O
-	RandNr          int     // rw=randread:N: a new random offset every N I/Os, sequential between
-	SeqIdentical    bool    // rw_sequencer=identical: repeat the offset instead
-	PctRandom       [3]int  // percentage_random per direction (0: unset, fully random when random)
-	LFSR            bool    // random_generator=lfsr: each block once per pass
-	RandomMap       bool    // uniform random offsets cover each block once per pass (fio's random map; job files have it unless norandommap), else drawn with replacement
-	SPRandom        bool    // sprandom: SPRandom preconditioning offsets (see sprandom)
-	SPROP           float64 // spr_op: the drive's over-provisioning (0: fio's 0.15)
-	SPRRegions      int     // spr_num_regions (0: fio's 100)
-	SPRCache        int64   // spr_cs: the drive's cache, bytes; rewrites wait a region more when set
+	OffsetPct       float64       // offset in percent of the file or device (0: none)
+	IOSize          int64         // bytes of I/O per instance (fio io_size; 0: Size)
+	NumberIOs       int64         // stop after this many I/Os per instance (0: no limit)
+	FillDevice      bool          // write until the file or device is full
+	OffsetIncrement int64         // instance N starts at Offset + N·OffsetIncrement
+	FileSizeMax     int64         // filesize=lo-hi: each file's size drawn from [FileSize, FileSizeMax]
+	FileService     string        // roundrobin (default), sequential, random
+	SeqAdd          int64         // rw=read:8k: bytes skipped (negative: backwards) after each sequential I/O
+	RandNr          int           // rw=randread:N: a new random offset every N I/Os, sequential between
+	SeqIdentical    bool          // rw_sequencer=identical: repeat the offset instead
+	PctRandom       [3]int        // percentage_random per direction (0: unset, fully random when random)
+	LFSR            bool          // random_generator=lfsr: each block once per pass
+	RandomMap       bool          // uniform random offsets cover each block once per pass (fio's random map; job files have it unless norandommap), else drawn with replacement
+	SPRandom        bool          // sprandom: SPRandom preconditioning offsets (see sprandom)
+	SPROP           float64       // spr_op: the drive's over-provisioning (0: fio's 0.15)
+	SPRRegions      int           // spr_num_regions (0: fio's 100)
+	SPRCache        int64         // spr_cs: the drive's cache, bytes; rewrites wait a region more when set
+	Flow            int           // flow: weight of the job's share of its flow's I/O (0: no flow control)
+	FlowID          int           // flow_id: jobs with the same id share a flow
+	FlowSleep       time.Duration // flow_sleep: how long a job the flow holds back waits (0: until another job issues)
 	RateBytes       [3]int64
 	RateIOPSDir     [3]int // per direction; RateIOPS is the read rate when set alone
 	RateMin         [3]int64

@@ -161,6 +161,8 @@ type group struct {
 	failed atomic.Bool
 	exit   atomic.Bool         // an exitall job ended
 	zones  map[string]*zoneSet // emulated zones by file, kept over the run
+	flowMu sync.Mutex
+	flows  map[int]*flowState // flow control by flow_id
 }
 
 // opKind is what a slot does next.
@@ -251,6 +253,8 @@ type stream struct {
 	lfsr       uint64
 	spr        *sprandom     // sprandom=1
 	cpuFree    time.Duration // when the instance's thread is free (hostCall)
+	flow       *flowState    // flow=: the flow it shares with other jobs
+	flowIOs    int64         // I/Os it issued under flow control
 	timeless   int           // I/Os in a row that took no simulated time
 	sprDone    bool
 	zoneStart  int64
@@ -294,6 +298,10 @@ func (st *stream) next(sl *slot, now time.Duration) (time.Duration, bool) {
 	at, ok := st.decide(sl, now)
 	if !ok && st.inflight == 0 && st.job.ExitAll && st.err == nil {
 		st.g.exit.Store(true)
+	}
+	if !ok && st.inflight == 0 && st.flow != nil {
+		st.flow.leave(st.flowIOs, int64(st.job.Flow))
+		st.flow = nil
 	}
 	return at, ok
 }
@@ -340,6 +348,10 @@ func (st *stream) decide(sl *slot, now time.Duration) (time.Duration, bool) {
 			return 0, false
 		}
 	default:
+		if st.flow != nil && !st.flow.admit(st.flowIOs, int64(j.Flow)) {
+			return st.flowWait(at), st.park(sl)
+		}
+		st.flowIOs++
 		st.nextIO(&o)
 	}
 	if o.kind == opIO && !o.verify {
@@ -970,6 +982,10 @@ func runGroup(t Target, jobs []Job, firstIndex int, seed uint64, genesis *time.D
 			st, err := newStream(t, jr, inst, laid, mix(seed, uint64(firstIndex+ji)), seed, g)
 			if err != nil {
 				return nil, err
+			}
+			if j.Flow > 0 {
+				st.flow = g.flow(j.FlowID)
+				st.flow.join(int64(j.Flow))
 			}
 			streams = append(streams, st)
 		}
