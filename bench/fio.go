@@ -46,11 +46,11 @@ var fioKinds = map[string]IOKind{
 }
 
 // recordedOptions change nothing that reaches the device: CPU placement,
-// priorities, reporting, buffer contents (no model compresses or dedupes),
-// how a verify reports. They are accepted and recorded in the report.
+// priorities, reporting, how a verify reports; the buffer options that
+// refill or dedupe per write are approximated (approximatedOptions). They
+// are accepted and recorded in the report.
 var recordedOptions = []string{
-	"allow_mounted_write", "atomic", "buffer_compress_chunk", "buffer_compress_percentage", "buffer_pattern",
-	"cgroup", "clat_percentiles", "clocksource", "cmdprio", "cmdprio_bssplit", "cmdprio_class", "cmdprio_percentage",
+	"allow_mounted_write", "atomic", "cgroup", "clat_percentiles", "clocksource", "cmdprio", "cmdprio_bssplit", "cmdprio_class", "cmdprio_percentage",
 	"continue_on_error", "cpumask", "cpus_allowed", "cpus_allowed_policy", "create_fsync", "create_on_open",
 	"create_only", "create_serialize", "dedupe_global", "dedupe_mode", "dedupe_percentage",
 	"dedupe_working_set_percentage", "description", "disable_bw_measurement", "disable_clat", "disable_lat",
@@ -62,7 +62,7 @@ var recordedOptions = []string{
 	"rate_cycle", "rate_ignore_thinktime", "read_beyond_wp", "randrepeat", "refill_buffers", "scramble_buffers",
 	"slat_percentiles", "stats", "thread", "threads", "uid", "gid", "unified_rw_reporting", "verify_async",
 	"verify_async_cpus", "verify_dump", "verify_fatal", "verify_interval", "verify_offset", "verify_state_load",
-	"verify_state_save", "verify_write_sequence", "verify_header_seed", "zero_buffers", "zone_reset_frequency",
+	"verify_state_save", "verify_write_sequence", "verify_header_seed", "zone_reset_frequency",
 	"zone_reset_threshold", "allow_file_create", "unlink_each_loop", "exitall_on_error", "kb_base",
 	"significant_figures", "bs_is_seq_rand", "lockmem", "bs_unaligned", "offset_align", "replay_no_stall",
 	"hipri", "fixedbufs", "registerfiles", "sqthread_poll", "sqthread_poll_cpu", "nonvectored", "uncached",
@@ -85,6 +85,9 @@ var approximatedOptions = map[string]string{
 	"iodepth_low":                "iodepth_low: the queue is refilled at once, not after draining to iodepth_low",
 	"io_submit_mode":             "io_submit_mode: submission is inline; offload's thread is not modelled",
 	"rate_cycle":                 "rate_cycle: rate_min is checked over the whole run",
+	"dedupe_percentage":          "dedupe_percentage: each slot's buffer is filled once, not per write; no model deduplicates",
+	"refill_buffers":             "refill_buffers: each slot's buffer is filled once, not per write",
+	"scramble_buffers":           "scramble_buffers: each slot's buffer is filled once, not per write",
 	"ratemin":                    "rate_min: checked over the whole run",
 	"rate_min":                   "rate_min: checked over the whole run",
 	"rate_iops_min":              "rate_iops_min: checked over the whole run",
@@ -635,6 +638,16 @@ func applyFio(j *Job, o fioOption, st *fioState) error {
 		j.SPRRegions, err = parseIntField(v, 1, 1<<20)
 	case "spr_cs":
 		j.SPRCache, err = size(v)
+	case "zero_buffers":
+		j.Buffer.Zero, err = parseBool(v)
+	case "buffer_pattern":
+		j.Buffer.Pattern, err = parsePattern(v)
+	case "buffer_compress_percentage":
+		var p int64
+		p, err = parseInt(v, 0, 100)
+		j.Buffer.CompressPct = int(p)
+	case "buffer_compress_chunk":
+		j.Buffer.Chunk, err = size(v)
 	case "flow":
 		j.Flow, err = parseIntField(v, 0, 1<<20)
 	case "flow_id":

@@ -254,6 +254,7 @@ type Job struct {
 	SPROP           float64       // spr_op: the drive's over-provisioning (0: fio's 0.15)
 	SPRRegions      int           // spr_num_regions (0: fio's 100)
 	SPRCache        int64         // spr_cs: the drive's cache, bytes; rewrites wait a region more when set
+	Buffer          BufferFill    // what the job's writes carry on a real target
 	Flow            int           // flow: weight of the job's share of its flow's I/O (0: no flow control)
 	FlowID          int           // flow_id: jobs with the same id share a flow
 	FlowSleep       time.Duration // flow_sleep: how long a job the flow holds back waits (0: until another job issues)

@@ -1028,6 +1028,7 @@ func runGroup(t Target, jobs []Job, firstIndex int, seed uint64, genesis *time.D
 			sl := &slot{st: st, idx: i}
 			if t.Mode() == Real && j.Kind == KindBlock {
 				sl.buf = alignedBuffer(maxIOSize(j), st.rng)
+				j.Buffer.fill(sl.buf, func(b []byte) { fillRandom(b, st.rng) })
 			}
 			slots = append(slots, sl)
 		}
@@ -1396,11 +1397,20 @@ func alignedBuffer(n int64, rng *rand.Rand) []byte {
 	b := make([]byte, n+align)
 	skip := (align - int(uintptr(unsafe.Pointer(&b[0]))%align)) % align
 	b = b[skip : skip+int(n) : skip+int(n)]
-	for i := 0; i+8 <= len(b); i += 8 {
+	fillRandom(b, rng)
+	return b
+}
+
+// fillRandom fills b with random bytes.
+func fillRandom(b []byte, rng *rand.Rand) {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
 		v := rng.Uint64()
 		for k := range 8 {
 			b[i+k] = byte(v >> (8 * k))
 		}
 	}
-	return b
+	for v := rng.Uint64(); i < len(b); i, v = i+1, v>>8 {
+		b[i] = byte(v)
+	}
 }
