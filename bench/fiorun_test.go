@@ -346,3 +346,24 @@ func TestFioJSONPlusClat2CSV(t *testing.T) {
 		t.Fatalf("CSV:\n%s", csv)
 	}
 }
+
+// TestOverrideSizeKeepsABlock: --size scales a job down but not below
+// one I/O of its largest block, and a zoned job keeps whole zones; a
+// file-by-file copy keeps its small files.
+func TestOverrideSizeKeepsABlock(t *testing.T) {
+	jobs, err := ParseFio("o.fio", strings.NewReader("[big]\nrw=randtrim\nbs=256m\n[zoned]\nrw=randwrite\nbs=2m\nzonemode=zbd\nzonesize=256m\nsize=8z\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyJobs, err := Suite("copy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := Overrides{Size: 32 << 20}.Apply(append(jobs, copyJobs[len(copyJobs)-1]))
+	if out[0].FileSize != 256<<20 || out[1].FileSize != 256<<20 {
+		t.Errorf("file sizes %d and %d, want a 256 MiB block and a 256 MiB zone", out[0].FileSize, out[1].FileSize)
+	}
+	if c := out[2]; c.FileSize >= c.BS {
+		t.Errorf("copy job %q: files of %d bytes, block %d", c.Name, c.FileSize, c.BS)
+	}
+}

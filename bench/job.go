@@ -577,7 +577,7 @@ func (o Overrides) Apply(jobs []Job) []Job {
 			}
 			// never below one I/O of the job's largest block, and a zoned
 			// job keeps whole zones
-			if j.Kind == KindBlock {
+			if j.Kind == KindBlock && !j.FileByFile {
 				j.FileSize = max(j.FileSize, maxIOSize(&j))
 			}
 			if j.ZBD && j.ZoneSize > 0 {
