@@ -163,6 +163,8 @@ type group struct {
 	zones  map[string]*zoneSet // emulated zones by file, kept over the run
 	flowMu sync.Mutex
 	flows  map[int]*flowState // flow control by flow_id
+	// mapBlocks is the bits of random maps the group's instances hold
+	mapBlocks atomic.Uint64
 }
 
 // opKind is what a slot does next.
@@ -1271,7 +1273,8 @@ func (st *stream) setBlocks() error {
 		}
 		st.blocks.off = st.rng.Uint64N(st.blocks.n)
 	}
-	if j.Distribution.Kind == Uniform && j.RandomMap && !j.LFSR && j.RW.Random() && st.units*uint64(len(st.files)) <= maxRandMapBlocks {
+	if need := st.units * uint64(len(st.files)); j.Distribution.Kind == Uniform && j.RandomMap && !j.LFSR && j.RW.Random() &&
+		need <= maxRandMapBlocks && st.g.mapBlocks.Add(need) <= maxGroupRandMapBlocks {
 		for _, f := range st.files {
 			f.used = newRandMap(st.units)
 		}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -124,5 +125,26 @@ func TestHostCalls(t *testing.T) {
 	rec := &recorder{cap: 1 << 30}
 	if _, err := Run(NewSim("sim:rec", SimSetup{Device: rec}), jobs, Options{Seed: 1}); err == nil || !strings.Contains(err.Error(), "takes no simulated time") {
 		t.Errorf("a time-based job of timeless I/O: %v", err)
+	}
+}
+
+// TestRandMapPasses: the map hands out every block once per pass, for
+// sizes that fill and do not fill its last word and its summary, and
+// starts a new pass when full.
+func TestRandMapPasses(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []uint64{1, 63, 64, 65, 4096, 4097, 70000} {
+		m := newRandMap(n)
+		for pass := range 2 {
+			seen := make([]bool, n)
+			for range n {
+				b := m.pick(rng)
+				if b >= n || seen[b] {
+					t.Fatalf("n=%d pass %d: block %d twice or out of range", n, pass, b)
+				}
+				seen[b] = true
+				m.mark(b, 1)
+			}
+		}
 	}
 }
