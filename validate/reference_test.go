@@ -13,14 +13,14 @@ import (
 
 // Fidelity thresholds of the reference data. The goals are a median
 // |error| of at most 15 % and 80 % of the cases within 25 %; the models
-// meet both: 8.2 % and 84.3 % (seed 1). The test holds
+// meet both: 8.2 % and 84.7 % (seed 1). The test holds
 // the line reached so far, so that a change cannot quietly make the
 // predictions worse: raise minWithin25 as the models improve, never lower
 // it to let a change through.
 const (
 	minCases       = 300  // cases predicted of reviews 001-003
 	maxMedianError = 8.4  // median |error| in percent (reached: 8.22)
-	minWithin25    = 84.0 // percent of cases within 25 % (reached: 84.35; goal 80)
+	minWithin25    = 84.0 // percent of cases within 25 % (reached: 84.66; goal 80)
 )
 
 var build = validate.SetupBuilder(nasemu.LoadSetup)
