@@ -55,8 +55,13 @@
 // blockalign; size, filesize (and ranges), offset (also in percent),
 // io_size, number_ios, fill_device, offset_increment; nrfiles,
 // file_service_type, openfiles=1; random_distribution (uniform, zipf,
-// pareto, normal, zoned, zoned_abs, sequence) and random_generator=lfsr
-// (each block once per pass); rate, rate_iops per direction, rate_process,
+// pareto, normal, zoned, zoned_abs, sequence), fio's random map (uniform
+// random offsets cover each block once per pass; a used block gives way
+// to the next free one) and norandommap (drawn with replacement),
+// random_generator=lfsr (each block once per pass, in a fixed order);
+// sprandom, spr_op, spr_num_regions and spr_cs (SPRandom preconditioning,
+// sprandom.go); flow, flow_id and flow_sleep (jobs throttled against each
+// other in proportion to their weights, flow.go); rate, rate_iops per direction, rate_process,
 // rate_min, thinktime*, latency_target (a search for the deepest queue
 // that meets it, reported in the result's notes), steadystate (the job
 // ends when its per-second samples meet it); verify (data that is a
@@ -70,11 +75,14 @@
 // filecreate, filestat, filedelete, dircreate, dirstat, dirdelete,
 // ftruncate and falloc where the target can do them (fileops.go), the
 // block engines (IOKind says what an I/O does; Engine, below, how a path
-// target submits it). A filename that names a block
-// device (/dev/sdb) is the target's whole address space where the target
-// is one device, else a file of the job's size; an absolute path is a
-// file at that path inside the target; /dev/null and /dev/zero are the
-// null engine.
+// target submits it); zero_buffers, buffer_pattern,
+// buffer_compress_percentage and buffer_compress_chunk (what a real
+// target is written, buffer.go). A filename that names a block device
+// (/dev/sdb) is the target's whole address space where the target is one
+// device; on a directory it is a sparse file of which only the jobs'
+// ranges (offset to offset+size) are laid out; an absolute path is a file
+// at that path inside the target; /dev/null and /dev/zero are the null
+// engine.
 //
 // ioengine says how a path target submits (see Engine): io_uring (files
 // registered; buffers too with fixedbufs, as in fio), libaio (io_submit),
@@ -92,11 +100,11 @@
 // the file system has room for them.
 //
 // Options that change nothing the device sees (CPU placement, priorities,
-// buffer contents — no model compresses or dedupes —, reporting) are
-// accepted and recorded in the result's settings; those nasemu
-// approximates (submission batching, flow) are accepted with a note in
-// the result. Options that cannot apply (FDP, protection information,
-// SPRandom, command execution) and unknown ones are errors.
+// reporting) are accepted and recorded in the result's settings; those
+// nasemu approximates (submission batching, io_submit_mode, iodepth_low,
+// rate_cycle, per-write buffer refills and dedupe) are accepted with a
+// note in the result. Options that cannot apply (FDP, protection
+// information, I/O logs, command execution) and unknown ones are errors.
 //
 // # Limits
 //
@@ -118,15 +126,18 @@
 //
 // # Differences from fio
 //
-// Random offsets are drawn with replacement (fio's norandommap) unless
-// random_generator=lfsr, aligned to blockalign or the smallest block size.
-// Jobs with openfiles=1 (file-by-file: create or open, transfer, close,
+// Random offsets are aligned to blockalign or the smallest block size; a
+// random map larger than 2^28 blocks per job instance is replaced by a
+// permutation of the blocks (still each once per pass). Jobs with openfiles=1 (file-by-file: create or open, transfer, close,
 // next file) run at iodepth 1. Jobs of a group with the same file name
 // share it, as in fio; laying out a file for reads writes it once,
 // sequentially, before the group's clock starts. slat is written as 0;
 // on a path target's asynchronous engines (io_uring, libaio) clat runs,
 // as in fio, from the return of the system call that submitted the I/O
 // and lat from its preparation, so lat less clat is the submission time.
-// The null engine takes no simulated time, so a time-based null job is
-// refused on a sim: target.
+// On a sim: target, I/O that reaches no device (the null engine,
+// /dev/null and /dev/zero, fallocate, an emulated zone's reset) takes the
+// host CPU time measured for it with fio (hostcost.go), one at a time per
+// job instance; a time-based job whose I/O still takes no simulated time
+// (a file engine on a bare drive) stops with an error.
 package bench

@@ -46,23 +46,23 @@ var fioKinds = map[string]IOKind{
 }
 
 // recordedOptions change nothing that reaches the device: CPU placement,
-// priorities, reporting, buffer contents (no model compresses or dedupes),
-// how a verify reports. They are accepted and recorded in the report.
+// priorities, reporting, how a verify reports; the buffer options that
+// refill or dedupe per write are approximated (approximatedOptions). They
+// are accepted and recorded in the report.
 var recordedOptions = []string{
-	"allow_mounted_write", "atomic", "buffer_compress_chunk", "buffer_compress_percentage", "buffer_pattern",
-	"cgroup", "clat_percentiles", "clocksource", "cmdprio", "cmdprio_bssplit", "cmdprio_class", "cmdprio_percentage",
+	"allow_mounted_write", "atomic", "cgroup", "clat_percentiles", "clocksource", "cmdprio", "cmdprio_bssplit", "cmdprio_class", "cmdprio_percentage",
 	"continue_on_error", "cpumask", "cpus_allowed", "cpus_allowed_policy", "create_fsync", "create_on_open",
 	"create_only", "create_serialize", "dedupe_global", "dedupe_mode", "dedupe_percentage",
 	"dedupe_working_set_percentage", "description", "disable_bw_measurement", "disable_clat", "disable_lat",
-	"disable_slat", "disk_util", "error_dump", "exit_what", "exitall_on_error", "flow_id",
-	"flow_sleep", "gtod_cpu", "gtod_reduce", "hugepage-size", "ignore_error", "invalidate", "iomem", "mem",
+	"disable_slat", "disk_util", "error_dump", "exit_what", "exitall_on_error",
+	"gtod_cpu", "gtod_reduce", "hugepage-size", "ignore_error", "invalidate", "iomem", "mem",
 	"iomem_align", "ioscheduler", "lat_percentiles", "log_compression", "log_max_value", "log_offset",
 	"log_prio", "log_unix_epoch", "log_alternate_epoch", "log_issue_time", "log_entries", "log_hist_coarseness",
-	"nice", "norandommap", "numa_cpu_nodes", "numa_mem_policy", "per_job_logs", "prio", "prioclass", "prio_percentage",
+	"nice", "numa_cpu_nodes", "numa_mem_policy", "per_job_logs", "prio", "prioclass", "prio_percentage",
 	"rate_cycle", "rate_ignore_thinktime", "read_beyond_wp", "randrepeat", "refill_buffers", "scramble_buffers",
 	"slat_percentiles", "stats", "thread", "threads", "uid", "gid", "unified_rw_reporting", "verify_async",
 	"verify_async_cpus", "verify_dump", "verify_fatal", "verify_interval", "verify_offset", "verify_state_load",
-	"verify_state_save", "verify_write_sequence", "verify_header_seed", "zero_buffers", "zone_reset_frequency",
+	"verify_state_save", "verify_write_sequence", "verify_header_seed", "zone_reset_frequency",
 	"zone_reset_threshold", "allow_file_create", "unlink_each_loop", "exitall_on_error", "kb_base",
 	"significant_figures", "bs_is_seq_rand", "lockmem", "bs_unaligned", "offset_align", "replay_no_stall",
 	"hipri", "fixedbufs", "registerfiles", "sqthread_poll", "sqthread_poll_cpu", "nonvectored", "uncached",
@@ -70,15 +70,13 @@ var recordedOptions = []string{
 	"iodepth_batch", "iodepth_batch_submit", "iodepth_batch_complete", "iodepth_batch_complete_min",
 	"iodepth_batch_complete_max", "iodepth_low", "experimental_verify", "trim_percentage", "trim_verify_zero",
 	"trim_backlog", "trim_backlog_batch", "numa_mem", "write_iolog_chunked", "group_reporting", "new_group",
-	"percentile_list", "flow", "ratemin", "rate_min", "rate_iops_min",
+	"percentile_list", "ratemin", "rate_min", "rate_iops_min",
 }
 
 // approximatedOptions are recorded with a note of how nasemu reads them:
 // they would change when fio submits, which nasemu's slots (one I/O each,
 // submitted when issued) do not model.
 var approximatedOptions = map[string]string{
-	"flow":                       "flow: jobs are not throttled against each other",
-	"flow_sleep":                 "flow: jobs are not throttled against each other",
 	"iodepth_batch":              "iodepth_batch*: each I/O is submitted when a slot frees, not in batches",
 	"iodepth_batch_submit":       "iodepth_batch*: each I/O is submitted when a slot frees, not in batches",
 	"iodepth_batch_complete":     "iodepth_batch*: each I/O is submitted when a slot frees, not in batches",
@@ -86,8 +84,10 @@ var approximatedOptions = map[string]string{
 	"iodepth_batch_complete_max": "iodepth_batch*: each I/O is submitted when a slot frees, not in batches",
 	"iodepth_low":                "iodepth_low: the queue is refilled at once, not after draining to iodepth_low",
 	"io_submit_mode":             "io_submit_mode: submission is inline; offload's thread is not modelled",
-	"norandommap":                "norandommap: random offsets are always drawn with replacement",
 	"rate_cycle":                 "rate_cycle: rate_min is checked over the whole run",
+	"dedupe_percentage":          "dedupe_percentage: each slot's buffer is filled once, not per write; no model deduplicates",
+	"refill_buffers":             "refill_buffers: each slot's buffer is filled once, not per write",
+	"scramble_buffers":           "scramble_buffers: each slot's buffer is filled once, not per write",
 	"ratemin":                    "rate_min: checked over the whole run",
 	"rate_min":                   "rate_min: checked over the whole run",
 	"rate_iops_min":              "rate_iops_min: checked over the whole run",
@@ -95,22 +95,19 @@ var approximatedOptions = map[string]string{
 
 // refusedOptions cannot apply to any target nasemu has; each says why.
 var refusedOptions = map[string]string{
-	"fdp":             "flexible data placement needs an NVMe FDP device and the io_uring_cmd or xnvme engine; no drive in the catalog has FDP",
-	"fdp_pli":         "flexible data placement needs an NVMe FDP device; no drive in the catalog has FDP",
-	"dataplacement":   "data placement needs an NVMe FDP or streams device; no drive in the catalog has them",
-	"plids":           "data placement needs an NVMe FDP device; no drive in the catalog has FDP",
-	"md_per_io_size":  "protection information needs a namespace formatted with metadata and the io_uring_cmd or xnvme engine",
-	"pi_act":          "protection information needs a namespace formatted with metadata and the io_uring_cmd or xnvme engine",
-	"pi_chk":          "protection information needs a namespace formatted with metadata and the io_uring_cmd or xnvme engine",
-	"apptag":          "protection information needs a namespace formatted with metadata and the io_uring_cmd or xnvme engine",
-	"apptag_mask":     "protection information needs a namespace formatted with metadata and the io_uring_cmd or xnvme engine",
-	"sprandom":        "SPRandom preconditioning is not implemented",
-	"spr_op":          "SPRandom preconditioning is not implemented",
-	"spr_num_regions": "SPRandom preconditioning is not implemented",
-	"read_iolog":      "replaying an I/O log is not implemented",
-	"write_iolog":     "writing an I/O log is not implemented",
-	"exec_prerun":     "nasemu runs no commands from a job file",
-	"exec_postrun":    "nasemu runs no commands from a job file",
+	"fdp":            "flexible data placement needs an NVMe FDP device and the io_uring_cmd or xnvme engine; no drive in the catalog has FDP",
+	"fdp_pli":        "flexible data placement needs an NVMe FDP device; no drive in the catalog has FDP",
+	"dataplacement":  "data placement needs an NVMe FDP or streams device; no drive in the catalog has them",
+	"plids":          "data placement needs an NVMe FDP device; no drive in the catalog has FDP",
+	"md_per_io_size": "protection information needs a namespace formatted with metadata and the io_uring_cmd or xnvme engine",
+	"pi_act":         "protection information needs a namespace formatted with metadata and the io_uring_cmd or xnvme engine",
+	"pi_chk":         "protection information needs a namespace formatted with metadata and the io_uring_cmd or xnvme engine",
+	"apptag":         "protection information needs a namespace formatted with metadata and the io_uring_cmd or xnvme engine",
+	"apptag_mask":    "protection information needs a namespace formatted with metadata and the io_uring_cmd or xnvme engine",
+	"read_iolog":     "replaying an I/O log is not implemented",
+	"write_iolog":    "writing an I/O log is not implemented",
+	"exec_prerun":    "nasemu runs no commands from a job file",
+	"exec_postrun":   "nasemu runs no commands from a job file",
 }
 
 // fioOption is one key=value line.
@@ -324,13 +321,15 @@ type fioState struct {
 	mix      int   // rwmixread as written, -1 when not
 	doVerify int   // do_verify as written, -1 when not
 	rateIOPS string
+	rngSet   bool // random_generator given
+	mapSet   bool // norandommap given
 }
 
 // buildFioJob applies a section's options (global ones first) and
 // validates the job.
 func buildFioJob(section, secPos string, all []fioOption) (Job, []error) {
 	var errs []error
-	j := Job{Name: section, Pos: secPos, Engine: EnginePsync}
+	j := Job{Name: section, Pos: secPos, Engine: EnginePsync, RandomMap: true}
 	st := fioState{kb: 1024, mix: -1, doVerify: -1}
 	for _, o := range all {
 		switch o.key {
@@ -364,6 +363,10 @@ func buildFioJob(section, secPos string, all []fioOption) (Job, []error) {
 	}
 	if j.Verify != "" {
 		j.DoVerify = st.doVerify != 0
+	}
+	if j.SPRandom { // fio's defaults under sprandom
+		j.LFSR = j.LFSR || !st.rngSet
+		j.RandomMap = j.RandomMap && st.mapSet
 	}
 	if len(errs) > 0 {
 		return j, errs
@@ -619,7 +622,40 @@ func applyFio(j *Job, o fioOption, st *fioState) error {
 		j.Distribution, err = parseDistribution(v, kb)
 	case "random_sequence_stride":
 		j.Distribution.SeqStride, err = parseBool(v)
+	case "norandommap":
+		var b bool
+		b, err = parseBool(v)
+		j.RandomMap = !b
+		st.mapSet = true
+	case "sprandom":
+		j.SPRandom, err = parseBool(v)
+	case "spr_op":
+		j.SPROP, err = strconv.ParseFloat(v, 64)
+		if err != nil || !(j.SPROP > 0 && j.SPROP < 1) {
+			return fmt.Errorf("%q: an over-provisioning ratio in (0, 1)", v)
+		}
+	case "spr_num_regions":
+		j.SPRRegions, err = parseIntField(v, 1, 1<<20)
+	case "spr_cs":
+		j.SPRCache, err = size(v)
+	case "zero_buffers":
+		j.Buffer.Zero, err = parseBool(v)
+	case "buffer_pattern":
+		j.Buffer.Pattern, err = parsePattern(v)
+	case "buffer_compress_percentage":
+		var p int64
+		p, err = parseInt(v, 0, 100)
+		j.Buffer.CompressPct = int(p)
+	case "buffer_compress_chunk":
+		j.Buffer.Chunk, err = size(v)
+	case "flow":
+		j.Flow, err = parseIntField(v, 0, 1<<20)
+	case "flow_id":
+		j.FlowID, err = parseIntField(v, 0, 1<<20)
+	case "flow_sleep":
+		j.FlowSleep, err = parseTimeUnit(v, time.Microsecond)
 	case "random_generator":
+		st.rngSet = true
 		switch v {
 		case "tausworthe", "tausworthe64":
 			j.LFSR = false

@@ -98,7 +98,7 @@ func checkFioOptions(t *testing.T, kind string, by map[string]Result) {
 	for name, r := range by {
 		if kind == "dir" && (r.Seconds > 0.15 || r.IOs < 50) { // the wall clock's runtime may have cut it (a loaded host)
 			switch name {
-			case "number-ios", "io-size", "percent", "part-random", "ranges", "splits", "rate", "trimwrite":
+			case "number-ios", "io-size", "percent", "part-random", "ranges", "splits", "rate", "trimwrite", "spr", "covered", "drawn":
 				continue
 			}
 		}
@@ -142,6 +142,26 @@ func checkFioOptions(t *testing.T, kind string, by map[string]Result) {
 		case "reader":
 			if kind == "sim" && r.Seconds > 0.1 {
 				t.Errorf("exitall: the time-based reader ran %.3f s after the writer ended", r.Seconds)
+			}
+		case "spr":
+			// about the logical 2 MiB plus 20 % over-provisioning (fio's
+			// physical size, its budget; the rewrites drawn may end it
+			// a little earlier)
+			if want := sprPhysical(0.2, 2<<20, 4096); r.Bytes > want || r.Bytes < want*95/100 {
+				t.Errorf("sprandom wrote %d bytes, want %d", r.Bytes, want)
+			}
+		case "covered", "drawn":
+			if r.IOs != 256 {
+				t.Errorf("%s: %d writes of a 1 MiB file, want 256", name, r.IOs)
+			}
+		case "nothing", "discard", "allocate":
+			if kind == "sim" && (r.Seconds < 0.19 || r.IOs < 1000) {
+				t.Errorf("%s: %d I/Os in %.3f s: time-based I/O that reaches no device takes the host's time", name, r.IOs, r.Seconds)
+			}
+		case "heavy":
+			light := by["light"]
+			if ratio := float64(r.IOs) / float64(max(light.IOs, 1)); kind == "sim" && (ratio < 2.7 || ratio > 3.3) {
+				t.Errorf("flow=3 against flow=1: %d and %d I/Os, ratio %.2f", r.IOs, light.IOs, ratio)
 			}
 		case "clones":
 			if len(r.clones) != 3 {
@@ -369,5 +389,26 @@ func TestFioLatPercentiles(t *testing.T) {
 		case !on && r.Lat.Percentile != nil:
 			t.Errorf("lat percentiles without lat_percentiles: %v", r.Lat.Percentile)
 		}
+	}
+}
+
+// TestOverrideSizeKeepsABlock: --size scales a job down but not below
+// one I/O of its largest block, and a zoned job keeps whole zones; a
+// file-by-file copy keeps its small files.
+func TestOverrideSizeKeepsABlock(t *testing.T) {
+	jobs, err := ParseFio("o.fio", strings.NewReader("[big]\nrw=randtrim\nbs=256m\n[zoned]\nrw=randwrite\nbs=2m\nzonemode=zbd\nzonesize=256m\nsize=8z\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyJobs, err := Suite("copy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := Overrides{Size: 32 << 20}.Apply(append(jobs, copyJobs[len(copyJobs)-1]))
+	if out[0].FileSize != 256<<20 || out[1].FileSize != 256<<20 {
+		t.Errorf("file sizes %d and %d, want a 256 MiB block and a 256 MiB zone", out[0].FileSize, out[1].FileSize)
+	}
+	if c := out[2]; c.FileSize >= c.BS {
+		t.Errorf("copy job %q: files of %d bytes, block %d", c.Name, c.FileSize, c.BS)
 	}
 }

@@ -237,18 +237,27 @@ type Job struct {
 	BSSplitT        []BSSplit
 	BlockAlign      int64 // random offsets are multiples of it (0: the smallest block size)
 	SizePct         float64
-	OffsetPct       float64 // offset in percent of the file or device (0: none)
-	IOSize          int64   // bytes of I/O per instance (fio io_size; 0: Size)
-	NumberIOs       int64   // stop after this many I/Os per instance (0: no limit)
-	FillDevice      bool    // write until the file or device is full
-	OffsetIncrement int64   // instance N starts at Offset + N·OffsetIncrement
-	FileSizeMax     int64   // filesize=lo-hi: each file's size drawn from [FileSize, FileSizeMax]
-	FileService     string  // roundrobin (default), sequential, random
-	SeqAdd          int64   // rw=read:8k: bytes skipped (negative: backwards) after each sequential I/O
-	RandNr          int     // rw=randread:N: a new random offset every N I/Os, sequential between
-	SeqIdentical    bool    // rw_sequencer=identical: repeat the offset instead
-	PctRandom       [3]int  // percentage_random per direction (0: unset, fully random when random)
-	LFSR            bool    // random_generator=lfsr: each block once per pass
+	OffsetPct       float64       // offset in percent of the file or device (0: none)
+	IOSize          int64         // bytes of I/O per instance (fio io_size; 0: Size)
+	NumberIOs       int64         // stop after this many I/Os per instance (0: no limit)
+	FillDevice      bool          // write until the file or device is full
+	OffsetIncrement int64         // instance N starts at Offset + N·OffsetIncrement
+	FileSizeMax     int64         // filesize=lo-hi: each file's size drawn from [FileSize, FileSizeMax]
+	FileService     string        // roundrobin (default), sequential, random
+	SeqAdd          int64         // rw=read:8k: bytes skipped (negative: backwards) after each sequential I/O
+	RandNr          int           // rw=randread:N: a new random offset every N I/Os, sequential between
+	SeqIdentical    bool          // rw_sequencer=identical: repeat the offset instead
+	PctRandom       [3]int        // percentage_random per direction (0: unset, fully random when random)
+	LFSR            bool          // random_generator=lfsr: each block once per pass
+	RandomMap       bool          // uniform random offsets cover each block once per pass (fio's random map; job files have it unless norandommap), else drawn with replacement
+	SPRandom        bool          // sprandom: SPRandom preconditioning offsets (see sprandom)
+	SPROP           float64       // spr_op: the drive's over-provisioning (0: fio's 0.15)
+	SPRRegions      int           // spr_num_regions (0: fio's 100)
+	SPRCache        int64         // spr_cs: the drive's cache, bytes; rewrites wait a region more when set
+	Buffer          BufferFill    // what the job's writes carry on a real target
+	Flow            int           // flow: weight of the job's share of its flow's I/O (0: no flow control)
+	FlowID          int           // flow_id: jobs with the same id share a flow
+	FlowSleep       time.Duration // flow_sleep: how long a job the flow holds back waits (0: until another job issues)
 	RateBytes       [3]int64
 	RateIOPSDir     [3]int // per direction; RateIOPS is the read rate when set alone
 	RateMin         [3]int64
@@ -346,6 +355,12 @@ func (j *Job) EnsureDefaults() {
 	}
 	if j.NrFiles == 0 {
 		j.NrFiles = 1
+	}
+	if j.SPRandom && j.SPROP == 0 {
+		j.SPROP = 0.15
+	}
+	if j.SPRandom && j.SPRRegions == 0 {
+		j.SPRRegions = 100
 	}
 	if j.Size == 0 && j.FileSize != 0 {
 		j.Size = j.FileSize * int64(j.NrFiles)
@@ -466,6 +481,12 @@ func (j *Job) Validate() error {
 		return bad("openfiles=1 (file by file) supports iodepth=1 only, not %d", j.IODepth)
 	case j.FileSize > 0 && j.FileSize < j.minBS() && !j.FileByFile && j.Kind == KindBlock:
 		return bad("filesize %d is smaller than bs %d", j.FileSize, j.BS)
+	case j.SPRandom && (!j.RW.Random() || !j.writes() || !j.LFSR || j.RandomMap):
+		return bad("sprandom needs random writes, random_generator=lfsr and norandommap=1 (fio sets the last two when they are not given)")
+	case j.SPRandom && (j.SPROP <= 0 || j.SPROP >= 1 || j.SPRRegions < 1 || j.SPRRegions > 1<<20 || j.SPRCache < 0):
+		return bad("sprandom: spr_op=%g must be in (0, 1), spr_num_regions=%d in [1, 1048576], spr_cs not negative", j.SPROP, j.SPRRegions)
+	case j.SPRandom && (len(j.BSSplitW) > 0 || j.BSMax[DirWrite] > 0 || j.TimeBased):
+		return bad("sprandom writes the drive once in blocks of one size: no bssplit, bsrange or time_based")
 	}
 	for _, split := range [][]BSSplit{j.BSSplit, j.BSSplitW, j.BSSplitT} {
 		if len(split) == 0 {
@@ -550,7 +571,7 @@ type Overrides struct {
 	// Runtime, when set, is each job's runtime (time-based jobs) or its
 	// cap; ramp times and start delays are cut to a quarter of it at most.
 	Runtime time.Duration
-	Size    int64 // when set: each job's size (per-file sizes scale with it)
+	Size    int64 // when set: each job's size (per-file sizes scale with it), at least its largest block (zonemode=zbd: whole zones)
 	Direct  *bool // when set: each job's direct flag
 }
 
@@ -572,6 +593,14 @@ func (o Overrides) Apply(jobs []Job) []Job {
 				j.FileSize = max(o.Size/int64(j.NrFiles), 1)
 			} else {
 				j.FileSize = o.Size
+			}
+			// never below one I/O of the job's largest block, and a zoned
+			// job keeps whole zones
+			if j.Kind == KindBlock && !j.FileByFile {
+				j.FileSize = max(j.FileSize, maxIOSize(&j))
+			}
+			if j.ZBD && j.ZoneSize > 0 {
+				j.FileSize = (j.FileSize + j.ZoneSize - 1) / j.ZoneSize * j.ZoneSize
 			}
 			j.Size = j.FileSize * int64(j.NrFiles)
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -110,6 +111,7 @@ type undoLog struct {
 	promised int64
 	closed   bool            // Cleanup has run: nothing more is created
 	seen     map[string]bool // files and dirs recorded, each once
+	ranges   []deviceRange
 }
 
 // errCleanedUp is what creating a file fails with once Cleanup has run.
@@ -262,4 +264,105 @@ func formatSize(n int64) string {
 		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// RangeLayouter is implemented by targets that can stand in for a block
+// device with a sparse file (Path on a directory): a job that names a
+// device (/dev/sdb) and an offset lays out only its own range, as a
+// device has its blocks everywhere without anything being written.
+type RangeLayouter interface {
+	LayoutRange(name string, from, to int64, fill bool, mode Fallocate) error
+}
+
+var _ RangeLayouter = (*Path)(nil)
+
+// deviceRange is a range of a device's stand-in file that a run laid out.
+type deviceRange struct {
+	name     string
+	from, to int64
+	data     bool
+}
+
+// LayoutRange implements RangeLayouter: the file is extended sparsely to
+// to, and only [from, to) is preallocated (fio's fallocate mode) and,
+// with fill, written; free space is needed for that range only. A range
+// laid out before in the run is left as it is (a later job reads what an
+// earlier one wrote).
+func (p *Path) LayoutRange(name string, from, to int64, fill bool, mode Fallocate) error {
+	if p.kind != kindDir || from == 0 {
+		_, err := p.LayoutWith(name, to, fill, mode)
+		return err
+	}
+	path := p.file(name)
+	p.undo.mu.Lock()
+	done := slices.ContainsFunc(p.undo.ranges, func(r deviceRange) bool {
+		return r.name == path && r.from <= from && r.to >= to && (r.data || !fill)
+	})
+	p.undo.mu.Unlock()
+	if done {
+		return nil
+	}
+	if p.readOnly != "" {
+		return p.errReadOnly(fmt.Sprintf("%s must be laid out from %d to %d", name, from, to))
+	}
+	if err := p.reserve(path, to-from); err != nil {
+		return err
+	}
+	if err := p.mkdirAll(filepath.Dir(path)); err != nil {
+		return fmt.Errorf("%w: %w", ErrTarget, err)
+	}
+	_, statErr := os.Stat(path)
+	var f *os.File
+	err := p.create(path, false, func() (bool, error) {
+		var err error
+		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		return err == nil && errors.Is(statErr, fs.ErrNotExist), err
+	})
+	if err != nil {
+		if errors.Is(err, errCleanedUp) {
+			return err
+		}
+		return fmt.Errorf("%w: %w", ErrTarget, err)
+	}
+	defer f.Close()
+	err = p.fillRange(f, from, to, fill, mode)
+	if err != nil {
+		return fmt.Errorf("laying out %s from %d to %d: %w", path, from, to, err)
+	}
+	if fill || mode != FallocateNone {
+		p.unreserve(to - from) // allocated: statfs shows it from now on
+	}
+	p.undo.mu.Lock()
+	p.undo.ranges = append(p.undo.ranges, deviceRange{path, from, to, fill})
+	p.undo.mu.Unlock()
+	return nil
+}
+
+// fillRange extends f sparsely to to, preallocates [from, to) and, with
+// data, writes it.
+func (p *Path) fillRange(f *os.File, from, to int64, data bool, mode Fallocate) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() < to {
+		if err := f.Truncate(to); err != nil {
+			return err
+		}
+	}
+	if err := preallocate(f, from, to, mode); err != nil {
+		return err
+	}
+	if !data {
+		return nil
+	}
+	buf := alignedBuffer(1<<20, rand.New(rand.NewPCG(uint64(to), 0x1a7)))
+	for off := from; off < to; {
+		n := min(int64(len(buf)), to-off)
+		if _, err := f.WriteAt(buf[:n], off); err != nil {
+			return err
+		}
+		off += n
+	}
+	return f.Sync()
 }

@@ -150,6 +150,15 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%.0f\t%.2f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n",
 			x.Name, x.RW, sizeString(x.BS), x.IODepth, x.NumJobs, x.IOPS, x.MBps, x.FilesPerS,
 			x.Lat.Mean, x.Lat.P50, x.Lat.P99, x.Lat.P999, x.Lat.Max, x.Seconds)
+		// a mixed job's directions on rows of their own, as fio reports them
+		dirs := x.directions()
+		for _, d := range dirs {
+			if len(dirs) < 2 {
+				break
+			}
+			fmt.Fprintf(tw, "%s\t%s\t\t\t\t%.0f\t%.2f\t\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\t\n",
+				"", d.name, d.r.IOPS, d.r.MBps, d.r.Lat.Mean, d.r.Lat.P50, d.r.Lat.P99, d.r.Lat.P999, d.r.Lat.Max)
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -165,6 +174,23 @@ func (r *Report) WriteTable(w io.Writer) error {
 	_, err := fmt.Fprintf(w, "device: host bytes written %.0f, NAND bytes written %.0f, write amplification %.3f\n",
 		r.Device.HostBytesWritten, r.Device.NANDBytesWritten, r.Device.WriteAmplification)
 	return err
+}
+
+// namedDir is one direction's figures with its name.
+type namedDir struct {
+	name string
+	r    *DirResult
+}
+
+// directions returns the directions the job issued, in fio's order.
+func (x *Result) directions() []namedDir {
+	var out []namedDir
+	for _, d := range []namedDir{{"read", x.Read}, {"write", x.Write}, {"trim", x.Trim}} {
+		if d.r != nil {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // WriteDir writes results.json and each job's time series as

@@ -165,6 +165,10 @@ type group struct {
 	// Free space promised to the files that file-by-file uploads create
 	// in the timed phase, by file; given back when the group is over.
 	promised map[string]int64
+	flowMu   sync.Mutex
+	flows    map[int]*flowState // flow control by flow_id
+	// mapBlocks is the bits of random maps the group's instances hold
+	mapBlocks atomic.Uint64
 }
 
 // opKind is what a slot does next.
@@ -197,6 +201,8 @@ type fileState struct {
 	pos    int64 // next sequential offset (or bytes issued, file by file)
 	seed   uint64
 	zones  *zoneSet // zonemode=zbd
+	used   *randMap // the blocks random I/O used in this pass (nil: norandommap, or a permutation)
+	perm   uint64   // next index of the permutation of blocks, where there is no map
 }
 
 // extent is a range a job wrote, for verify.
@@ -252,6 +258,12 @@ type stream struct {
 	seqIdx     int
 	seqBase    uint64
 	lfsr       uint64
+	spr        *sprandom     // sprandom=1
+	cpuFree    time.Duration // when the instance's thread is free (hostCall)
+	flow       *flowState    // flow=: the flow it shares with other jobs
+	flowIOs    int64         // I/Os it issued under flow control
+	timeless   int           // I/Os in a row that took no simulated time
+	sprDone    bool
 	zoneStart  int64
 	zoneDone   int64
 	thinkUntil time.Duration
@@ -301,6 +313,10 @@ func (st *stream) next(sl *slot, now time.Duration) (time.Duration, bool) {
 	if !ok && st.inflight == 0 && st.job.ExitAll && st.err == nil {
 		st.g.exit.Store(true)
 	}
+	if !ok && st.inflight == 0 && st.flow != nil {
+		st.flow.leave(st.flowIOs, int64(st.job.Flow))
+		st.flow = nil
+	}
 	return at, ok
 }
 
@@ -346,6 +362,10 @@ func (st *stream) decide(sl *slot, now time.Duration) (time.Duration, bool) {
 			return 0, false
 		}
 	default:
+		if st.flow != nil && !st.flow.admit(st.flowIOs, int64(j.Flow)) {
+			return st.flowWait(at), st.park(sl)
+		}
+		st.flowIOs++
 		st.nextIO(&o)
 	}
 	if o.kind == opIO && !o.verify {
@@ -421,6 +441,11 @@ func (st *stream) nextIO(o *op) {
 	}
 	n = min(n, f.hi-f.lo)
 	o.off = st.offset(f, o.dir, n)
+	if st.sprDone { // SPRandom has written the drive once
+		st.ending = true
+		o.kind = opPark
+		return
+	}
 	o.n = min(n, f.hi-o.off)
 	if f.zones != nil {
 		var ok bool
@@ -505,7 +530,14 @@ func (st *stream) offset(f *fileState, d Dir, n int64) int64 {
 	}
 	var off int64
 	if random {
-		u := st.pickUnit()
+		u, ok := st.pickUnit(f)
+		if !ok {
+			st.sprDone = true
+			return f.lo
+		}
+		if f.used != nil {
+			f.used.mark(u, uint64((n+st.align-1)/st.align))
+		}
 		off = f.lo + int64(u)*st.align
 		if off+n > f.hi {
 			off = f.lo + (f.hi-n-f.lo)/st.align*st.align
@@ -518,8 +550,31 @@ func (st *stream) offset(f *fileState, d Dir, n int64) int64 {
 	return off
 }
 
-// pickUnit draws an alignment unit of the job's range.
-func (st *stream) pickUnit() uint64 {
+// pickUnit draws an alignment unit of the job's range in f; false when
+// SPRandom's pass is over.
+func (st *stream) pickUnit(f *fileState) (uint64, bool) {
+	j := st.job
+	switch {
+	case st.spr != nil:
+		return st.spr.next(func() (uint64, bool) {
+			if f.perm >= st.units {
+				return 0, false
+			}
+			f.perm++
+			return st.blocks.scatter(f.perm - 1), true
+		})
+	case f.used != nil:
+		return f.used.pick(st.rng), true
+	case j.Distribution.Kind == Uniform && j.RandomMap && !j.LFSR:
+		f.perm++
+		return st.blocks.scatter(f.perm % st.units), true
+	}
+	return st.pickOther(), true
+}
+
+// pickOther is pickUnit for sequences, LFSR and non-uniform
+// distributions.
+func (st *stream) pickOther() uint64 {
 	j := st.job
 	switch {
 	case j.Distribution.Kind == Sequence:
@@ -667,9 +722,16 @@ func (st *stream) do(sl *slot, at time.Duration) (time.Duration, error) {
 func (st *stream) doIO(sl *slot, at time.Duration) (time.Duration, error) {
 	o := &sl.op
 	j := st.job
+	virtual := st.t.Mode() == Virtual
 	switch j.Kind {
 	case KindNull:
-		return at, nil
+		switch {
+		case !virtual:
+			return at, nil
+		case j.EngineName == "null":
+			return st.hostCall(at, nullEngineTime), nil
+		}
+		return st.hostCall(at, noDeviceIOTime), nil // /dev/null, /dev/zero
 	case KindFileCreate, KindFileStat, KindFileDelete, KindDirCreate, KindDirStat, KindDirDelete:
 		ft, ok := unwrapTarget(st.t).(fileOpTarget)
 		if !ok {
@@ -687,6 +749,9 @@ func (st *stream) doIO(sl *slot, at time.Duration) (time.Duration, error) {
 		case o.dir == DirTrim:
 			return rf.punch(at, o.off, o.n)
 		}
+		if virtual && o.dir != DirRead {
+			at = st.hostCall(at, fallocateTime)
+		}
 		return rf.allocate(at, o.off, o.n, o.dir == DirRead)
 	}
 	var buf []byte
@@ -695,7 +760,10 @@ func (st *stream) doIO(sl *slot, at time.Duration) (time.Duration, error) {
 	}
 	switch o.dir {
 	case DirTrim:
-		if o.file.zones != nil { // an emulated zone's reset is no I/O
+		if o.file.zones != nil { // an emulated zone's reset is no I/O: fio's own work
+			if virtual {
+				return st.hostCall(at, nullEngineTime), nil
+			}
 			return at, nil
 		}
 		if rf, ok := unwrapFile(o.file.f).(rangeFile); ok && st.t.Mode() == Real {
@@ -734,6 +802,16 @@ func (st *stream) complete(sl *slot, done time.Duration, err error) {
 	j := st.job
 	if o.kind == opClose {
 		st.cur++
+	}
+	if o.kind == opIO && j.TimeBased && st.t.Mode() == Virtual {
+		if st.timeless++; done > sl.at {
+			st.timeless = 0
+		}
+		if st.timeless > maxTimelessIOs && st.err == nil {
+			st.err = fmt.Errorf("%w: %s: job %q: ioengine=%s takes no simulated time on %s (its model charges nothing for it), so a time_based run would never end; give size or number_ios, or run it on a real target",
+				ErrJob, j.Pos, j.Name, j.Kind, st.t.Name())
+			st.g.failed.Store(true)
+		}
 	}
 	if o.kind == opIO && o.dir == DirWrite && j.Verify != "" && j.DoVerify && len(st.written) < maxVerifyExtents {
 		st.written = append(st.written, extent{o.file, o.off, o.n})
@@ -919,10 +997,6 @@ func runGroup(t Target, jobs []Job, firstIndex int, seed uint64, genesis *time.D
 	laid := map[string]laidOut{}
 	for ji := range jobs {
 		j := &jobs[ji]
-		if j.Kind == KindNull && j.TimeBased && t.Mode() == Virtual && j.NumberIOs == 0 {
-			return nil, fmt.Errorf("%w: %s: job %q: ioengine=null takes no simulated time, so a time_based run would never end; give number_ios or run it on a real target",
-				ErrJob, j.Pos, j.Name)
-		}
 		jr := &jobRun{job: j, active: j.NumJobs, ssLast: -1}
 		runs = append(runs, jr)
 		for inst := range j.NumJobs {
@@ -931,6 +1005,10 @@ func runGroup(t Target, jobs []Job, firstIndex int, seed uint64, genesis *time.D
 				return nil, err
 			}
 			st.thread = len(streams)
+			if j.Flow > 0 {
+				st.flow = g.flow(j.FlowID)
+				st.flow.join(int64(j.Flow))
+			}
 			streams = append(streams, st)
 		}
 	}
@@ -977,6 +1055,7 @@ func runGroup(t Target, jobs []Job, firstIndex int, seed uint64, genesis *time.D
 			sl := &slot{st: st, idx: i}
 			if t.Mode() == Real && j.Kind == KindBlock {
 				sl.buf = alignedBuffer(maxIOSize(j), st.rng)
+				j.Buffer.fill(sl.buf, func(b []byte) { fillRandom(b, st.rng) })
 			}
 			slots = append(slots, sl)
 		}
@@ -1218,12 +1297,28 @@ func (st *stream) setBlocks() error {
 		d = Distribution{}
 	}
 	st.blocks = newBlockPicker(d, st.units, st.rng)
-	if j.LFSR && d.Kind == Uniform {
+	if d.Kind == Uniform && (j.LFSR || j.RandomMap) {
+		// a permutation of the blocks: LFSR, SPRandom, or a random map
+		// too large to keep
 		st.blocks.mult = scatterMult % st.blocks.n
 		if st.blocks.mult == 0 {
 			st.blocks.mult = 1
 		}
 		st.blocks.off = st.rng.Uint64N(st.blocks.n)
+	}
+	if need := st.units * uint64(len(st.files)); j.Distribution.Kind == Uniform && j.RandomMap && !j.LFSR && j.RW.Random() &&
+		need <= maxRandMapBlocks && st.g.mapBlocks.Add(need) <= maxGroupRandMapBlocks {
+		for _, f := range st.files {
+			f.used = newRandMap(st.units)
+		}
+	}
+	if j.SPRandom {
+		var err error
+		if st.spr, err = newSPRandom(j, span, j.BSW, st.rng); err != nil {
+			return fmt.Errorf("%w: job %q: %w", ErrJob, j.Name, err)
+		}
+		// fio's io_size under sprandom: the physical capacity
+		st.budget = sprPhysical(j.SPROP, span, j.BSW) * int64(j.Loops)
 	}
 	return nil
 }
@@ -1284,6 +1379,13 @@ func (st *stream) layout(t Target, name string, inst int, laid map[string]laidOu
 	size := fsz + off
 	if pct {
 		size = real
+	}
+	if rl, ok := unwrapTarget(t).(RangeLayouter); ok && j.DeviceName != "" && !pct && off > 0 {
+		// a device stands in as a sparse file: only the job's range is laid out
+		if err := rl.LayoutRange(name, off, size, fill, j.Fallocate); err != nil {
+			return nil, fmt.Errorf("job %q: %w", j.Name, err)
+		}
+		return &fileState{name: name, lo: off, hi: size, pos: off}, nil
 	}
 	switch got, ok := laid[name]; {
 	case j.FileByFile && st.readPct == 0: // uploads create their files in the timed phase
@@ -1350,11 +1452,20 @@ func alignedBuffer(n int64, rng *rand.Rand) []byte {
 	b := make([]byte, n+align)
 	skip := (align - int(uintptr(unsafe.Pointer(&b[0]))%align)) % align
 	b = b[skip : skip+int(n) : skip+int(n)]
-	for i := 0; i+8 <= len(b); i += 8 {
+	fillRandom(b, rng)
+	return b
+}
+
+// fillRandom fills b with random bytes.
+func fillRandom(b []byte, rng *rand.Rand) {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
 		v := rng.Uint64()
 		for k := range 8 {
 			b[i+k] = byte(v >> (8 * k))
 		}
 	}
-	return b
+	for v := rng.Uint64(); i < len(b); i, v = i+1, v>>8 {
+		b[i] = byte(v)
+	}
 }

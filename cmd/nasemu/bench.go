@@ -73,7 +73,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "also write results.json, each job's per-second time series (CSV), the charts (SVG, PNG) and index.html into this directory")
 	seed := fs.Uint64("seed", 1, "seed of offsets and models: the same seed gives the same sim results")
 	runtime := fs.Duration("runtime", 0, "override every job's runtime, e.g. 10s to shorten a suite")
-	size := fs.String("size", "", "override every job's size (files scale with it), e.g. 256MiB")
+	size := fs.String("size", "", "override every job's size (files scale with it; never below the job's largest block, or with zonemode=zbd whole zones), e.g. 256MiB")
 	direct := fs.String("direct", "", "override direct I/O of every job: 1 (O_DIRECT) or 0 (buffered)")
 	list := fs.Bool("list-suites", false, "list the suites and what each reproduces, then exit")
 	quiet := fs.Bool("quiet", false, "no progress on stderr (it only shows when stderr is a terminal)")
