@@ -125,7 +125,7 @@ func (p *Path) create(path string, dir bool, mk func() (bool, error)) error {
 	p.undo.mu.Lock()
 	defer p.undo.mu.Unlock()
 	if p.undo.closed {
-		return fmt.Errorf("%w: %s: %w", ErrTarget, path, errCleanedUp)
+		return fmt.Errorf("%s: %w", path, errCleanedUp) // an interruption, not a bad target
 	}
 	made, err := mk()
 	if made && !p.undo.seen[path] { // a file created again after a delete is recorded once
