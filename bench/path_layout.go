@@ -105,6 +105,10 @@ var (
 // undoLog records what a path target created, and the bytes its sparse
 // layouts will still take when the run writes them.
 type undoLog struct {
+	// removing is held for the whole of a Cleanup: a second Cleanup (an
+	// interrupted run's signal handler and its failing main path both
+	// clean up) returns only when the first has removed everything.
+	removing sync.Mutex
 	mu       sync.Mutex
 	files    []string
 	dirs     []string
@@ -169,6 +173,8 @@ func (p *Path) mkdirAll(dir string) error {
 // Cleanup implements Cleaner: files first, newest first, then the
 // directories the run made, deepest first, if they are empty.
 func (p *Path) Cleanup() error {
+	p.undo.removing.Lock()
+	defer p.undo.removing.Unlock()
 	p.undo.mu.Lock()
 	files, dirs := p.undo.files, p.undo.dirs
 	p.undo.files, p.undo.dirs, p.undo.promised, p.undo.seen = nil, nil, 0, nil
