@@ -160,7 +160,11 @@ func TestREADMECommands(t *testing.T) {
 	mountArgs := find("mount ")
 	mnt := mountArgs[len(mountArgs)-1]
 	cmd, out := start(mountArgs)
-	waitFor(t, fmt.Sprintf("the share at %s", mnt), out, func() bool { return fusefs.Mounted(mnt) })
+	// Up once it says so (after the mount it measures the host's FUSE
+	// round trip through the share, which holds a file open on it).
+	waitFor(t, fmt.Sprintf("the share at %s", mnt), out, func() bool {
+		return fusefs.Mounted(mnt) && strings.Contains(out.String(), " mounted at "+mnt)
+	})
 	oneShot(find("ctl status"))
 	oneShot(find("umount "))
 	done := make(chan error, 1)
