@@ -247,7 +247,9 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 	var f *fusefs.FS
 	var metrics *fusefs.Metrics
 	if *smbAddr != "" {
-		metrics = fusefs.NewMetrics()
+		if *metricsAddr != "" { // counting costs each request a little: only when asked
+			metrics = fusefs.NewMetrics()
+		}
 		f, err = fusefs.New(model, clock, *backing, fusefs.Options{Logger: log, Metrics: metrics, Replacement: serve.ReplacementDrives(s, *seed), Front: fusefs.FrontSMB, JournalInterval: journalInterval(s)})
 		if err != nil {
 			return err
