@@ -186,9 +186,15 @@ func (p *Path) fill(f *os.File, have, size int64, data bool, mode Fallocate) err
 	if !data {
 		return f.Truncate(size)
 	}
-	buf := alignedBuffer(1<<20, rand.New(rand.NewPCG(uint64(size), 0x1a7)))
-	for off := have; off < size; {
-		n := min(int64(len(buf)), size-off)
+	return writeLayout(f, have, size)
+}
+
+// writeLayout writes f's bytes from `from` to `to` with data seeded by
+// `to`, then syncs it: what a layout lays out.
+func writeLayout(f *os.File, from, to int64) error {
+	buf := alignedBuffer(1<<20, rand.New(rand.NewPCG(uint64(to), 0x1a7)))
+	for off := from; off < to; {
+		n := min(int64(len(buf)), to-off)
 		if _, err := f.WriteAt(buf[:n], off); err != nil {
 			return err
 		}

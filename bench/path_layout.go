@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -362,13 +361,5 @@ func (p *Path) fillRange(f *os.File, from, to int64, data bool, mode Fallocate) 
 	if !data {
 		return nil
 	}
-	buf := alignedBuffer(1<<20, rand.New(rand.NewPCG(uint64(to), 0x1a7)))
-	for off := from; off < to; {
-		n := min(int64(len(buf)), to-off)
-		if _, err := f.WriteAt(buf[:n], off); err != nil {
-			return err
-		}
-		off += n
-	}
-	return f.Sync()
+	return writeLayout(f, from, to)
 }
