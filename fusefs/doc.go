@@ -228,4 +228,27 @@
 // not). Writes are not torn within a block. Changes made in the backing
 // directory behind the emulator's back are not journaled; an undo that
 // they get in the way of is logged and skipped.
+//
+// # Source files
+//
+//   - fs.go: Options, Front, the FS and its construction (New), Usage and
+//     Layout.
+//   - charge.go: charging operations to the volume (charge, chargeFile,
+//     chargeIO) and the extent allocator's calls (mapRange, mapWrite,
+//     truncate, remove); the charge-only store.
+//   - node.go: the node (go-fuse's loopback node, charged), names the share
+//     hides, Lookup, Getattr, Setattr with truncation, Statfs.
+//   - open.go: Create and Open, and the flags a backing file is opened with.
+//   - file.go: open file handles: Read, Write, Fsync, Flush, Release.
+//   - front.go: what the front (direct or smbd) changes in open flags.
+//   - namespace.go: Unlink, Rmdir, Mkdir, Mknod, Symlink, Link.
+//   - rename.go: Rename, journaled or not.
+//   - dir.go: open directories: listing, their attributes, fsync.
+//   - mount.go, stale.go: mounting, unmounting, finding leftover mounts.
+//   - journal.go, powerloss.go, reboot.go: the journal of namespace
+//     changes, the undo log, and handles across a power loss.
+//   - state.go, arraystate.go: the allocator's and the arrays' saved state.
+//   - ctl.go: the control socket; metrics.go, modelmetrics.go: Prometheus.
+//   - compensation.go: measuring the time spent outside the model.
+//   - errno.go: the one translation of errors into errno values.
 package fusefs
