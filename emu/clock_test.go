@@ -28,7 +28,7 @@ func TestWallClockDeadlines(t *testing.T) {
 			p50, p90 := late[len(late)/2], late[len(late)*9/10]
 			t.Logf("%v ahead: late p50 %v, p90 %v, max %v (spin margin %v)", ahead, p50, p90, late[len(late)-1], c.Spin())
 			if late[0] < 0 {
-				return fmt.Errorf("%v ahead: returned %v early", ahead, -late[0])
+				return fmt.Errorf("%w: %v ahead: returned %v early", errEarly, ahead, -late[0])
 			}
 			// On an idle host the p50 is well below a microsecond; a busy one
 			// preempts the spinning thread now and then, which only a
