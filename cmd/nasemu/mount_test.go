@@ -100,6 +100,16 @@ func requireFuse(t *testing.T) {
 	t.Skip("no FUSE on this host")
 }
 
+// hostLacks skips a test that this host cannot run, except in CI
+// (CI=true), where the host must run every test: there it fails.
+func hostLacks(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s: CI must run every test", why)
+	}
+	t.Skip(why)
+}
+
 // TestMountAndControl mounts a built-in setup through the command, drives
 // it with 'nasemu ctl', scrapes its metrics and stops it as a signal would.
 func TestMountAndControl(t *testing.T) {

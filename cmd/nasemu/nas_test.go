@@ -478,13 +478,27 @@ var fidelityLogged = map[string]bool{
 // fidelityHost reports whether this host carries every job of
 // TestNasFidelity faithfully: it is not overloaded (hostQuiet) and its
 // kernel passes an SMB client's 1 MiB requests to the share whole. It logs
-// why not.
+// why not. In CI (CI=true) every job is held to ±15 %: a kernel that splits
+// the requests fails the test (.ci/run raises the limit), and the load is
+// only logged.
 func fidelityHost(t *testing.T) bool {
+	ci := os.Getenv("CI") == "true"
 	if fusefs.SplitsSMBWrites() {
+		if ci {
+			t.Fatal("this kernel splits 1 MiB requests on their way from smbd to the share (fs.fuse.max_pages_limit below 257): .ci/run must raise it")
+		}
 		t.Logf("this kernel splits 1 MiB requests on their way from smbd to the share (fs.fuse.max_pages_limit below 257; .ci/run raises it): only %v are held to ±15 %%", slices.Sorted(maps.Keys(fidelityAlways)))
 		return false
 	}
-	return hostQuiet(t)
+	if hostQuiet(t) {
+		return true
+	}
+	if ci {
+		t.Log("CI: every job is held to ±15 % all the same")
+		return true
+	}
+	t.Logf("only %v are held to ±15 %%", slices.Sorted(maps.Keys(fidelityAlways)))
+	return false
 }
 
 // fidelityRetries is how many more times TestNasFidelity runs an asserted
@@ -549,7 +563,7 @@ func hostQuiet(t *testing.T) bool {
 	var load float64
 	fmt.Sscan(string(b), &load)
 	if load > 2*float64(runtime.NumCPU()) {
-		t.Logf("load average %.2f on %d CPUs: only the link-bound jobs are held to ±15 %%", load, runtime.NumCPU())
+		t.Logf("load average %.2f on %d CPUs: the host is loaded", load, runtime.NumCPU())
 		return false
 	}
 	return true

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -83,7 +84,7 @@ func TestRobustSetupFileSize(t *testing.T) {
 func TestRobustStateBase(t *testing.T) {
 	requireFuse(t)
 	if os.Geteuid() != 0 {
-		t.Skip("chown to another user needs root") // requireFuse fails in CI without root's FUSE
+		hostLacks(t, "chown to another user needs root")
 	}
 	target := filepath.Join(t.TempDir(), "victim")
 	const content = "root's file\n"
@@ -172,7 +173,7 @@ func TestRobustCtlClient(t *testing.T) {
 func TestRobustControlSocket(t *testing.T) {
 	requireFuse(t)
 	if os.Geteuid() != 0 {
-		t.Skip("acting as another user needs root")
+		hostLacks(t, "acting as another user needs root")
 	}
 	mnt, backing := t.TempDir(), t.TempDir()
 	dir := t.TempDir()
@@ -327,7 +328,7 @@ func TestRobustShareKeepsDOSAttributes(t *testing.T) {
 	args := nasArgs(t, testSetup, addr)
 	backing := args[3]
 	if _, err := syscall.Getxattr(backing, "user.nasemu-probe", nil); err != syscall.ENODATA {
-		t.Skipf("the backing filesystem keeps no user xattrs (%v)", err)
+		hostLacks(t, fmt.Sprintf("the backing filesystem keeps no user xattrs (%v)", err))
 	}
 	info := startNas(t, args)
 	auth := filepath.Join(t.TempDir(), "auth")
