@@ -306,7 +306,9 @@ func TestInjectedFaults(t *testing.T) {
 	if st := s.fs.Arrays(); len(st) != 1 || st[0].State != "degraded" || len(st[0].Failed) != 1 || st[0].Failed[0] != 2 {
 		t.Fatalf("arrays after member 2's read errors: %+v, want degraded with 2 failed", st)
 	}
-	if len(sick.Events()) == 0 {
+	var events int
+	s.fs.Volume().WithModel(func(models.Device, time.Duration) { events = len(sick.Events()) })
+	if events == 0 {
 		t.Fatal("member 2 was never read")
 	}
 

@@ -33,6 +33,13 @@ func injected(t testing.TB, dev models.Device, rules ...string) *fault.Device {
 	return f
 }
 
+// chosen returns how many requests the injector f, a part of the target's
+// model, has chosen, read under the volume's lock.
+func chosen(tt *testTarget, f *fault.Device) (n int) {
+	tt.vol.WithModel(func(models.Device, time.Duration) { n = len(f.Events()) })
+	return n
+}
+
 // senseOf returns the sense key, ASC and INFORMATION field (fixed format)
 // of a command's error.
 func senseOf(t *testing.T, err error) (key, asc byte, info uint32) {
@@ -68,14 +75,18 @@ func TestInjectedFaultsAreSense(t *testing.T) {
 	if k != scsi.KeyMediumError || asc != 0x11 || info != 2044 {
 		t.Errorf("read over the bad range: sense %#x/%#x info %d, want MEDIUM ERROR / UNRECOVERED READ ERROR at 2044", k, asc, info)
 	}
-	if n := len(f.Events()); n != 1 {
+	// The injector is the volume's model: the test reads and arms it under
+	// the volume's lock, as a control plane does, not while it serves.
+	if n := chosen(tt, f); n != 1 {
 		t.Errorf("%d requests chosen, want 1", n)
 	}
 	// The device dies (its Start passes: the rule is armed afresh at 0).
-	f.Clear()
-	if err := f.Add(fault.Rule{Ops: fault.Writes, Dead: true}); err != nil {
-		t.Fatal(err)
-	}
+	tt.vol.WithModel(func(models.Device, time.Duration) {
+		f.Clear()
+		if err := f.Add(fault.Rule{Ops: fault.Writes, Dead: true}); err != nil {
+			t.Error(err)
+		}
+	})
 	k, asc, _ = senseOf(t, s.Write16(ctxT(t, 5*time.Second), 0, 0, 512, buf))
 	if k != scsi.KeyMediumError || asc != 0x0c {
 		t.Errorf("write to a dead device: sense %#x/%#x, want MEDIUM ERROR / WRITE ERROR", k, asc)
@@ -128,7 +139,7 @@ func TestInjectedFaultsBehindRAID(t *testing.T) {
 			t.Errorf("array after the read error: %+v, want degraded with member 1 failed", st)
 		}
 	})
-	if len(bad.Events()) == 0 {
+	if chosen(tt, bad) == 0 {
 		t.Error("the bad sectors were never read")
 	}
 	// A spike armed while the LUN serves (under the volume's lock, as a
@@ -142,7 +153,7 @@ func TestInjectedFaultsBehindRAID(t *testing.T) {
 	if err := s.Read16(ctxT(t, 5*time.Second), 0, 0, 512, got); err != nil {
 		t.Fatal(err)
 	}
-	if el := time.Since(start); el < 150*time.Millisecond || len(slow.Events()) != 1 {
-		t.Errorf("read that met a 150 ms spike took %v (%d spikes)", el, len(slow.Events()))
+	if el, n := time.Since(start), chosen(tt, slow); el < 150*time.Millisecond || n != 1 {
+		t.Errorf("read that met a 150 ms spike took %v (%d spikes)", el, n)
 	}
 }
