@@ -27,7 +27,8 @@ func ctlRun(t *testing.T, sock string, args ...string) (string, int) {
 // 'nasemu ctl power-loss' drops every session, undoes the writes that
 // neither SYNCHRONIZE CACHE nor FUA made durable, and the initiators that
 // log in again (ours and libiscsi's) see only the durable data: an
-// acknowledged SYNCHRONIZE CACHE's data is never lost.
+// acknowledged SYNCHRONIZE CACHE's data is never lost. Each I_T nexus is
+// told of the power on once, with a unit attention, and goes on.
 func TestRobustISCSIPowerLoss(t *testing.T) {
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "ctl.sock")
@@ -75,6 +76,23 @@ func checkLUNPowerLoss(t *testing.T, addr, iqn, sock string) {
 		t.Fatalf("iscsi-inq before the power loss: %v\n%s", err, out)
 	}
 
+	// libiscsi clears unit attentions with TEST UNIT READY when it
+	// connects, and logs each one it sees.
+	readcap := func() string {
+		t.Helper()
+		cmd := exec.Command(filepath.Join(filepath.Dir(inq), "iscsi-readcapacity16"), url)
+		cmd.Env = append(os.Environ(), "LIBISCSI_DEBUG=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "LOGICAL BLOCK LENGTH IN BYTES:512") {
+			t.Fatalf("iscsi-readcapacity16: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	const powerOnUA = "UNIT_ATTENTION(6) ASCQ:BUS_RESET(0x2900)"
+	if out := readcap(); strings.Contains(out, "UNIT_ATTENTION") {
+		t.Errorf("iscsi-readcapacity16 saw a unit attention before the power loss:\n%s", out)
+	}
+
 	out, code := ctlRun(t, sock, "power-loss")
 	if code != 0 || !strings.Contains(out, "power lost: 64 KiB of unsynced writes undone, 2 iSCSI sessions dropped") {
 		t.Fatalf("ctl power-loss: exit %d\n%s", code, out)
@@ -87,6 +105,13 @@ func checkLUNPowerLoss(t *testing.T, addr, iqn, sock string) {
 
 	if out, err := exec.Command(inq, url).CombinedOutput(); err != nil || !strings.Contains(string(out), "Vendor:NASEMU") {
 		t.Errorf("iscsi-inq after the power loss: %v\n%s", err, out)
+	}
+	// Each new I_T nexus (libiscsi picks a new ISID each run) is told
+	// of the power on once.
+	for range 2 {
+		if out := readcap(); strings.Count(out, powerOnUA) != 1 {
+			t.Errorf("iscsi-readcapacity16 after the power loss: want one %s, got\n%s", powerOnUA, out)
+		}
 	}
 	s2 := dial()
 	got := make([]byte, 256*512)
