@@ -32,6 +32,10 @@ type Control struct {
 	Replacement func(member int) (models.Device, error)
 	// Logger receives the faults carried out; nil is quiet.
 	Logger *slog.Logger
+	// StateDir, when set (without FS), is where fail and replace save the
+	// arrays' health (emu.Volume.SaveArrays), so that a restart comes
+	// back degraded or rebuilding as it was; a share saves its own.
+	StateDir string
 }
 
 // Response is the control socket's answer: a share's, with the LUN's
@@ -124,6 +128,11 @@ func (c *Control) handleVolume(req fusefs.ControlRequest, resp *Response, droppe
 		log.Warn("iSCSI sessions dropped by the power loss", "sessions", *dropped)
 	default:
 		return fmt.Errorf("unknown command %q (known: status, fail, replace, power-loss)", req.Cmd)
+	}
+	if (req.Cmd == "fail" || req.Cmd == "replace") && c.StateDir != "" {
+		if err := c.Volume.SaveArrays(c.StateDir); err != nil {
+			return fmt.Errorf("%s %d done, but not saved: %w", req.Cmd, req.Member, err)
+		}
 	}
 	resp.OK = true
 	return nil

@@ -48,6 +48,7 @@ var examples = map[string][]string{
 	"iscsi": {
 		"nasemu iscsi --setup ds1817-raid5-hdd-iscsi-1g --backing /srv/lun.img",
 		"nasemu iscsi --setup free --size 1GiB --backing /srv/lun.img --listen 127.0.0.1:3261",
+		"nasemu iscsi --setup ds1817-raid5-hdd-iscsi-1g --backing /srv/lun.img --state-dir /srv/lun.state",
 	},
 	"validate": {
 		"nasemu validate",

@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nasemu/nasemu/emu"
 	"github.com/nasemu/nasemu/iscsi"
 	"github.com/nasemu/nasemu/serve"
 )
@@ -197,5 +200,100 @@ func TestRobustISCSIArrayFaults(t *testing.T) {
 	}
 	if out, code := ctlRun(t, sock, "bogus"); code != 2 {
 		t.Errorf("ctl bogus: exit %d, want 2\n%s", code, out)
+	}
+}
+
+// TestRobustISCSIArrayStateKept: with --state-dir, 'ctl fail N' and
+// 'replace N' outlive a restart of 'nasemu iscsi', as a share's do: the
+// array comes back degraded, then rebuilding, and the LUN's data is
+// served throughout. A --state-dir that is not a directory, or holds a
+// state the setup cannot have, is refused.
+func TestRobustISCSIArrayStateKept(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	if err := os.Mkdir(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "ctl.sock")
+	args := []string{"--setup", "ds1817-raid5-ssd-iscsi-1g", "--size", "64MiB", "--backing", filepath.Join(dir, "lun.img"),
+		"--socket", sock, "--state-dir", state}
+	arrays := func() serve.LUNStatus {
+		out, code := ctlRun(t, sock, "--format", "json", "status")
+		var resp serve.Response
+		if err := json.Unmarshal([]byte(out), &resp); code != 0 || err != nil || resp.LUN == nil || len(resp.LUN.Arrays) == 0 {
+			t.Fatalf("ctl status: exit %d, %v\n%s", code, err, out)
+		}
+		return *resp.LUN
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	data := bytes.Repeat([]byte("kept across restarts "), 1<<16/21+1)[:1<<16]
+	readBack := func(addr string) {
+		t.Helper()
+		s, err := iscsi.Dial(ctx, iscsi.SessionConfig{Addr: addr, Target: iscsi.DefaultIQN})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		got := make([]byte, len(data))
+		if err := s.Read16(ctx, 0, 0, 512, got); err != nil || !bytes.Equal(got, data) {
+			t.Errorf("reading the LUN back: %v", err)
+		}
+	}
+
+	addr, _, stop := startISCSIStop(t, args...)
+	s, err := iscsi.Dial(ctx, iscsi.SessionConfig{Addr: addr, Target: iscsi.DefaultIQN})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write16(ctx, 0, 0, 512, data); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := os.Stat(filepath.Join(state, emu.ArrayStateFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("an optimal array left a saved state: %v", err)
+	}
+	if out, code := ctlRun(t, sock, "fail", "1"); code != 0 || !strings.Contains(out, "degraded") {
+		t.Fatalf("ctl fail 1: exit %d\n%s", code, out)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	addr, _, stop = startISCSIStop(t, args...)
+	if a := arrays().Arrays[0]; a.State != "degraded" || len(a.Failed) != 1 || a.Failed[0] != 1 {
+		t.Errorf("after a restart the array is %s with %v failed, want degraded with member 1 failed", a.State, a.Failed)
+	}
+	readBack(addr)
+	if out, code := ctlRun(t, sock, "replace", "1"); code != 0 || !strings.Contains(out, "rebuilding") {
+		t.Fatalf("ctl replace 1: exit %d\n%s", code, out)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	addr, _, stop = startISCSIStop(t, args...)
+	if a := arrays().Arrays[0]; a.State != "rebuilding" || a.Rebuilding != 1 {
+		t.Errorf("after a restart mid-rebuild the array is %s rebuilding %d, want rebuilding member 1", a.State, a.Rebuilding)
+	}
+	readBack(addr)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Refused: a state directory that is a file, and a saved state of an
+	// array the setup does not have.
+	var out bytes.Buffer
+	bad := append(slices.Clone(args[:len(args)-1]), filepath.Join(dir, "lun.img"))
+	if code := run(append([]string{"iscsi", "--listen", "127.0.0.1:0"}, bad...), &out, &out); code != 2 || !strings.Contains(out.String(), "not a directory") {
+		t.Errorf("--state-dir naming a file: exit %d, want 2\n%s", code, out.String())
+	}
+	saved := `{"arrays": [{"path": "0/7", "members": 9, "state": "degraded", "failed": [3]}]}`
+	if err := os.WriteFile(filepath.Join(state, emu.ArrayStateFile), []byte(saved), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if code := run(append([]string{"iscsi", "--listen", "127.0.0.1:0"}, args...), &out, &out); code != 2 || !strings.Contains(out.String(), "this setup does not have") {
+		t.Errorf("a saved state of another setup: exit %d, want 2\n%s", code, out.String())
 	}
 }
