@@ -27,6 +27,10 @@ type Control struct {
 	// Volume serialises the model; without FS, fail and replace act on
 	// its arrays.
 	Volume *emu.Volume
+	// LUNVolume is the LUN's own volume (Volume itself for 'nasemu
+	// iscsi'), where "fault" injects into the LUN's requests; nil when no
+	// LUN is served.
+	LUNVolume *emu.Volume
 	// Replacement builds the new drive "replace N" puts in the place of
 	// array member N; nil makes replacing an error (without FS).
 	Replacement func(member int) (models.Device, error)
@@ -74,6 +78,9 @@ func (c *Control) logger() *slog.Logger {
 
 // Handle carries out one request.
 func (c *Control) Handle(req fusefs.ControlRequest) Response {
+	if req.Cmd == "fault" {
+		return c.fault(req)
+	}
 	var resp Response
 	dropped, lunLost := 0, int64(0)
 	if c.FS != nil {
@@ -127,7 +134,7 @@ func (c *Control) handleVolume(req fusefs.ControlRequest, resp *Response, droppe
 		}
 		log.Warn("iSCSI sessions dropped by the power loss", "sessions", *dropped)
 	default:
-		return fmt.Errorf("unknown command %q (known: status, fail, replace, power-loss)", req.Cmd)
+		return fmt.Errorf("unknown command %q (known: status, fail, replace, power-loss, fault)", req.Cmd)
 	}
 	if (req.Cmd == "fail" || req.Cmd == "replace") && c.StateDir != "" {
 		if err := c.Volume.SaveArrays(c.StateDir); err != nil {
@@ -148,4 +155,36 @@ func (c *Control) lunStatus() LUNStatus {
 		}
 	}
 	return st
+}
+
+// fault carries out "fault" (list, clear, or a rule to inject) on every
+// front's volume: the share's (by the share) and the LUN's. A rule's
+// range is in each volume's own bytes.
+func (c *Control) fault(req fusefs.ControlRequest) Response {
+	var resp Response
+	if c.FS == nil && c.LUNVolume == nil {
+		resp.Error = "this emulator serves no volume to inject faults into"
+		return resp
+	}
+	if c.FS != nil {
+		if resp.ControlResponse = c.FS.Control(req); !resp.OK {
+			return resp
+		}
+	}
+	if c.LUNVolume != nil {
+		rules, err := c.LUNVolume.FaultRequest(req.Fault)
+		if err != nil {
+			return Response{ControlResponse: fusefs.ControlResponse{Error: err.Error()}}
+		}
+		resp.Faults = append(resp.Faults, fusefs.LabelFaults("lun", rules)...)
+		if c.FS == nil && req.Fault != "" && req.Fault != "list" {
+			c.logger().Warn("fault request carried out on the LUN", "fault", req.Fault)
+		}
+	}
+	resp.OK = true
+	if c.LUN != nil {
+		st := c.lunStatus()
+		resp.LUN = &st
+	}
+	return resp
 }

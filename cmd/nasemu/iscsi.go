@@ -151,7 +151,7 @@ func serveISCSI(ctx context.Context, args []string, stderr io.Writer, ready chan
 		l.Close()
 		return usageError{err}
 	}
-	ctl := &serve.Control{LUN: srv, LUNBacking: *backing, LUNSize: model.Capacity(), Volume: vol, Logger: log,
+	ctl := &serve.Control{LUN: srv, LUNBacking: *backing, LUNSize: model.Capacity(), Volume: vol, LUNVolume: vol, Logger: log,
 		Replacement: replacement, StateDir: *stateDirFlag}
 	go ctl.Serve(ctlListener)
 	fmt.Fprintf(stderr, "nasemu iscsi: %s (%s, %d-byte blocks) at %s as %s\n",

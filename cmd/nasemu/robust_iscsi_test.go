@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,7 +15,10 @@ import (
 	"time"
 
 	"github.com/nasemu/nasemu/emu"
+	"github.com/nasemu/nasemu/fusefs"
 	"github.com/nasemu/nasemu/iscsi"
+	"github.com/nasemu/nasemu/iscsi/scsi"
+	"github.com/nasemu/nasemu/models/fault"
 	"github.com/nasemu/nasemu/serve"
 )
 
@@ -156,11 +160,7 @@ func TestRobustISCSIArrayFaults(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	s, err := iscsi.Dial(ctx, iscsi.SessionConfig{Addr: addr, Target: iscsi.DefaultIQN})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := dialLUN(ctx, t, addr)
 	data := bytes.Repeat([]byte("degraded but served "), 1<<16/20+1)[:1<<16]
 	if err := s.Write16(ctx, 0, 0, 512, data); err != nil {
 		t.Fatal(err)
@@ -230,10 +230,7 @@ func TestRobustISCSIArrayStateKept(t *testing.T) {
 	data := bytes.Repeat([]byte("kept across restarts "), 1<<16/21+1)[:1<<16]
 	readBack := func(addr string) {
 		t.Helper()
-		s, err := iscsi.Dial(ctx, iscsi.SessionConfig{Addr: addr, Target: iscsi.DefaultIQN})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := dialLUN(ctx, t, addr)
 		defer s.Close()
 		got := make([]byte, len(data))
 		if err := s.Read16(ctx, 0, 0, 512, got); err != nil || !bytes.Equal(got, data) {
@@ -242,10 +239,7 @@ func TestRobustISCSIArrayStateKept(t *testing.T) {
 	}
 
 	addr, _, stop := startISCSIStop(t, args...)
-	s, err := iscsi.Dial(ctx, iscsi.SessionConfig{Addr: addr, Target: iscsi.DefaultIQN})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := dialLUN(ctx, t, addr)
 	if err := s.Write16(ctx, 0, 0, 512, data); err != nil {
 		t.Fatal(err)
 	}
@@ -296,4 +290,76 @@ func TestRobustISCSIArrayStateKept(t *testing.T) {
 	if code := run(append([]string{"iscsi", "--listen", "127.0.0.1:0"}, args...), &out, &out); code != 2 || !strings.Contains(out.String(), "this setup does not have") {
 		t.Errorf("a saved state of another setup: exit %d, want 2\n%s", code, out.String())
 	}
+}
+
+// TestRobustISCSIFaultInjection: 'nasemu ctl fault RULE' injects into the
+// LUN's requests: a read of the range fails with MEDIUM ERROR sense as
+// many times as the rule says, one outside it is served, 'fault list'
+// counts what the rule chose and 'fault clear' ends it. Bad rules and one
+// rule too many are refused with the reason.
+func TestRobustISCSIFaultInjection(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "ctl.sock")
+	addr, _ := startISCSI(t, "--setup", "ds1817-raid5-ssd-iscsi-1g", "--size", "64MiB", "--backing", filepath.Join(dir, "lun.img"), "--socket", sock)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s := dialLUN(ctx, t, addr)
+	buf := make([]byte, 4096)
+	if out, code := ctlRun(t, sock, "fault", "read", "range=0:1MiB", "count=2", "fail"); code != 0 || !strings.Contains(out, "lun    read range=0:1048576 count=2 fail") {
+		t.Fatalf("ctl fault: exit %d\n%s", code, out)
+	}
+	for i := range 2 {
+		var se *iscsi.StatusError
+		if err := s.Read16(ctx, 0, 8, 512, buf); !errors.As(err, &se) {
+			t.Errorf("read %d in the faulty range: %v, want a CHECK CONDITION", i, err)
+		} else if k, asc, _ := se.Result.SenseKey(); k != scsi.KeyMediumError || asc != 0x11 {
+			t.Errorf("read %d in the faulty range: %v, want MEDIUM ERROR, UNRECOVERED READ ERROR", i, err)
+		}
+	}
+	if err := s.Read16(ctx, 0, 8, 512, buf); err != nil {
+		t.Errorf("the read after count=2 faults: %v", err)
+	}
+	if err := s.Read16(ctx, 0, 4096, 512, buf); err != nil {
+		t.Errorf("a read outside the faulty range: %v", err)
+	}
+	out, code := ctlRun(t, sock, "--format", "json", "fault", "list")
+	var resp serve.Response
+	if err := json.Unmarshal([]byte(out), &resp); code != 0 || err != nil || len(resp.Faults) != 1 || resp.Faults[0].Chosen != 2 || resp.Faults[0].Seen != 2 {
+		t.Errorf("fault list: exit %d, %v\n%s", code, err, out)
+	}
+	if out, code := ctlRun(t, sock, "fault", "clear"); code != 0 || !strings.Contains(out, "no fault injected") {
+		t.Errorf("fault clear: exit %d\n%s", code, out)
+	}
+
+	// Refused, by the command and by the emulator: a bad word, a rule
+	// that does nothing, a missing rule, and a rule past the bound.
+	for _, bad := range [][]string{{"fault", "read range=1MiB fail"}, {"fault", "read"}, {"fault"}, {"fault", "raed fail"}} {
+		if out, code := ctlRun(t, sock, bad...); code != 2 {
+			t.Errorf("ctl %q: exit %d, want 2\n%s", bad, code, out)
+		}
+	}
+	var raw serve.Response
+	if err := fusefs.CallInto(sock, fusefs.ControlRequest{Cmd: "fault", Fault: "raed fail"}, &raw); err != nil || raw.OK || !strings.Contains(raw.Error, `"raed": not an operation`) {
+		t.Errorf("a bad rule sent to the socket: %v, %+v", err, raw)
+	}
+	for i := range fault.MaxRules + 1 {
+		err := fusefs.CallInto(sock, fusefs.ControlRequest{Cmd: "fault", Fault: fmt.Sprintf("write range=%d: delay=1ms", i)}, &raw)
+		if err != nil || raw.OK != (i < fault.MaxRules) {
+			t.Fatalf("rule %d: %v, %+v", i, err, raw)
+		}
+	}
+	if !strings.Contains(raw.Error, "at most 64") {
+		t.Errorf("a rule past the bound: %q", raw.Error)
+	}
+}
+
+// dialLUN logs in to the default target at addr; cleanup logs out.
+func dialLUN(ctx context.Context, t *testing.T, addr string) *iscsi.Session {
+	t.Helper()
+	s, err := iscsi.Dial(ctx, iscsi.SessionConfig{Addr: addr, Target: iscsi.DefaultIQN})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
