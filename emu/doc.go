@@ -14,6 +14,12 @@
 // queue-depth-1 client's own time between requests is not charged: the
 // model sees its requests back to back, as a simulated client issues them.
 //
+// Faults act on the model under a running volume: FailMember and
+// ReplaceMember on its first array (faults.go), injected rules of
+// models/fault in front of the whole model (InjectFault, FaultRequest),
+// and SaveArrays/LoadArrays keep the arrays' failed and rebuilding
+// members across restarts (arraystate.go).
+//
 // # Invariants
 //
 //   - The model is shared by every caller: Submit calls are serialised by the

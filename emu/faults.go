@@ -2,9 +2,11 @@ package emu
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/fault"
 	"github.com/nasemu/nasemu/models/raid"
 )
 
@@ -92,4 +94,67 @@ func (v *Volume) withFault(fn func(d models.Device, now time.Duration) (bool, er
 		return ErrNoFaults
 	}
 	return err
+}
+
+// faultSeed seeds the random choices (p=) of a volume's injected faults:
+// a volume replays the same choices for the same requests.
+const faultSeed = 1
+
+// FaultRule is a fault rule armed on a volume, in models/fault's text
+// form, with the requests that matched it and those it chose.
+type FaultRule struct {
+	Rule   string `json:"rule"`
+	Seen   int    `json:"seen"`
+	Chosen int    `json:"chosen"`
+}
+
+// InjectFault arms a rule of models/fault's injector in front of the
+// volume's model: the requests it chooses fail, wait or stall as the rule
+// says, at the volume's byte offsets, from now on (a failure wraps
+// models.ErrFailed, which fusefs answers with EIO and iscsi with MEDIUM
+// ERROR). At most fault.MaxRules are armed at once.
+func (v *Volume) InjectFault(r fault.Rule) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.faults.Add(r)
+}
+
+// ClearFaults disarms every injected rule. A "dead" rule that fired
+// leaves the volume failing every request: a dead device stays dead.
+func (v *Volume) ClearFaults() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.faults.Clear()
+}
+
+// Faults returns the injected rules, in the order armed.
+func (v *Volume) Faults() []FaultRule {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var out []FaultRule
+	for _, r := range v.faults.Rules() {
+		out = append(out, FaultRule{Rule: r.Rule.String(), Seen: r.Seen, Chosen: r.Chosen})
+	}
+	return out
+}
+
+// FaultRequest carries out a control plane's fault request on v: "list"
+// (or nothing) changes nothing, "clear" disarms every rule (ClearFaults),
+// anything else is a rule in models/fault's text form (fault.Parse) to
+// arm (InjectFault). It returns the rules armed after it.
+func (v *Volume) FaultRequest(arg string) ([]FaultRule, error) {
+	switch arg = strings.TrimSpace(arg); arg {
+	case "", "list":
+	case "clear":
+		v.ClearFaults()
+	default:
+		r, err := fault.Parse(arg)
+		if err != nil {
+			return nil, err
+		}
+		if err := v.InjectFault(r); err != nil {
+			return nil, err
+		}
+	}
+	return v.Faults(), nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/fault"
 )
 
 // Volume is an emulated block volume: a Store for the bytes, a model for
@@ -17,8 +18,9 @@ type Volume struct {
 	clock Clock
 	log   *slog.Logger
 
-	mu    sync.Mutex // serialises the model
-	model models.Device
+	mu     sync.Mutex // serialises the model
+	model  models.Device
+	faults *fault.Device // wraps model: the faults injected at run time (faults.go)
 
 	inFlight   atomic.Int64
 	closedLoop time.Duration // as in Options
@@ -66,7 +68,11 @@ func NewVolume(model models.Device, store Store, opts Options) (*Volume, error) 
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Volume{store: store, clock: opts.Clock, log: opts.Logger, model: model, closedLoop: max(0, opts.ClosedLoop)}, nil
+	inj, err := fault.New(model, faultSeed)
+	if err != nil {
+		return nil, err
+	}
+	return &Volume{store: store, clock: opts.Clock, log: opts.Logger, model: model, faults: inj, closedLoop: max(0, opts.ClosedLoop)}, nil
 }
 
 // Capacity returns the volume's size in bytes: the model's capacity.
@@ -114,7 +120,7 @@ func (v *Volume) completed(done time.Duration) {
 func (v *Volume) charge(r models.Request) (at, done time.Duration, err error) {
 	v.mu.Lock()
 	at = v.arrival()
-	done, err = v.model.Submit(at, r)
+	done, err = v.faults.Submit(at, r)
 	v.mu.Unlock()
 	if err != nil {
 		err = fmt.Errorf("%v: %w", r, err)
@@ -175,7 +181,7 @@ func (v *Volume) Access(rs []models.Request, data func() error) error {
 	var err error
 	for _, r := range rs {
 		var done time.Duration
-		if done, err = v.model.Submit(at, r); err != nil {
+		if done, err = v.faults.Submit(at, r); err != nil {
 			err = fmt.Errorf("%v: %w", r, err)
 			break
 		}

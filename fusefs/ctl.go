@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -30,10 +31,13 @@ var (
 
 // ControlRequest is one line sent to the control socket.
 type ControlRequest struct {
-	// Cmd is "status", "fail", "replace" or "power-loss".
+	// Cmd is "status", "fail", "replace", "power-loss" or "fault".
 	Cmd string `json:"cmd"`
 	// Member is the array member of "fail" and "replace" (from 0).
 	Member int `json:"member,omitempty"`
+	// Fault is the argument of "fault": "list", "clear", or a rule in
+	// models/fault's text form to inject (emu.Volume.FaultRequest).
+	Fault string `json:"fault,omitempty"`
 }
 
 // ControlResponse is the line the control socket answers with.
@@ -48,6 +52,15 @@ type ControlResponse struct {
 	// LostChanges is set for "power-loss": the namespace changes of the
 	// running transaction undone (creates, deletes, renames, truncations).
 	LostChanges int `json:"lost_changes,omitempty"`
+	// Faults is set for "fault": the rules armed after it.
+	Faults []FaultRule `json:"faults,omitempty"`
+}
+
+// FaultRule is an injected fault rule (emu.FaultRule), with the front
+// whose volume it is armed on.
+type FaultRule struct {
+	Front string `json:"front"`
+	emu.FaultRule
 }
 
 // Status is a snapshot of a mounted share.
@@ -254,8 +267,14 @@ func (f *FS) Control(req ControlRequest) ControlResponse {
 		}
 	case "power-loss":
 		resp.LostBytes, resp.LostChanges = f.powerLoss()
+	case "fault":
+		var rules []emu.FaultRule
+		if rules, err = f.vol.FaultRequest(req.Fault); err == nil {
+			resp.Faults = LabelFaults("share", rules)
+			logFault(f.log, req.Fault)
+		}
 	default:
-		err = fmt.Errorf("unknown command %q (known: status, fail, replace, power-loss)", req.Cmd)
+		err = fmt.Errorf("unknown command %q (known: status, fail, replace, power-loss, fault)", req.Cmd)
 	}
 	if err != nil {
 		resp.Error = err.Error()
@@ -291,4 +310,24 @@ func CallInto(path string, req ControlRequest, resp any) error {
 		return fmt.Errorf("control socket: %w", err)
 	}
 	return nil
+}
+
+// LabelFaults labels the rules armed on a front's volume.
+func LabelFaults(front string, rules []emu.FaultRule) []FaultRule {
+	out := make([]FaultRule, len(rules))
+	for i, r := range rules {
+		out[i] = FaultRule{Front: front, FaultRule: r}
+	}
+	return out
+}
+
+// logFault logs a fault request that changed the injected rules.
+func logFault(log *slog.Logger, arg string) {
+	switch arg = strings.TrimSpace(arg); arg {
+	case "", "list":
+	case "clear":
+		log.Warn("injected faults cleared by control request")
+	default:
+		log.Warn("fault injected by control request", "rule", arg)
+	}
 }

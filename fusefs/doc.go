@@ -73,15 +73,18 @@
 //
 // Faults are injected while mounted through a control interface (ctl.go):
 // JSON lines on a Unix socket — {"cmd":"status"}, {"cmd":"fail","member":N},
-// {"cmd":"replace","member":N}, {"cmd":"power-loss"} — answered by a
-// ControlResponse line. Failing and replacing act on the first device of
+// {"cmd":"replace","member":N}, {"cmd":"power-loss"},
+// {"cmd":"fault","fault":"RULE|list|clear"} — answered by a
+// ControlResponse line. "fault" arms a models/fault rule on the share's
+// volume (emu.Volume.FaultRequest): an injected failure is EIO. Failing and replacing act on the first device of
 // the model that implements raid.MemberFailer / raid.MemberReplacer; the
 // replacement drive comes from Options.Replacement.
 //
 // The arrays' health outlives the mount, as an md array's members carry
 // it in their superblocks: every fail and replace, before it is answered,
 // and the unmount save each array's failed and rebuilding members in a
-// hidden file of the backing directory (ArrayStateFile, arraystate.go),
+// hidden file of the backing directory (ArrayStateFile, saved and loaded
+// by emu.Volume),
 // and the next mount fails and replaces them again. So an array comes
 // back degraded, rebuilding (from the start: md resumes from a
 // checkpoint, which costs less time) or failed, and status shows it; the

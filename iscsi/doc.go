@@ -76,6 +76,26 @@
 //   - Logs go to the configured slog.Logger: a line per login at Info,
 //     refused logins and dropped connections at Warn (never a secret).
 //
+// # Where things are
+//
+//   - target.go: TargetConfig and its defaults; Target: listeners,
+//     connections, Close, Stats. admission.go: who may connect, log in
+//     and stay; budget.go: the buffer budgets; powerloss.go: PowerLoss.
+//   - loginphase.go: a connection's login phase; login.go: the keys'
+//     negotiation and CHAP.
+//   - conn.go: a connection's full-feature phase: the read loop, the
+//     CmdSN window, PDU output, NOP, text requests, logout.
+//   - command.go: SCSI commands: tasks, buffer reservation, execution by
+//     the LU, Data-In, status and residuals.
+//   - dataout.go: a write's data: immediate data, unsolicited Data-Out,
+//     solicited bursts (R2T).
+//   - taskmgmt.go: task management functions.
+//   - clock.go: StopClock, the volume's clock whose waits can be cut.
+//   - initiator.go, limits.go, bench.go: the initiator and the iscsi://
+//     bench target.
+//   - package scsi: the device server: the command set, sense data and
+//     unit attentions, VPD and mode pages, reservations.
+//
 // # Initiator
 //
 // Dial logs in (CHAP when the target asks and credentials are given),

@@ -4,8 +4,8 @@ package iscsi
 // connection is dropped at once, so the commands in flight get no answer,
 // and connections are refused until the loss is over. Once no command of
 // the old sessions is left — none of them can reach the store after this —
-// the logical unit comes back as after a power on (scsi.LU.PowerOn) and
-// lose runs: the caller undoes there what the modelled system loses (its
+// the logical unit comes back as after a power on (scsi.LU.PowerOn: each
+// I_T nexus is told so with a unit attention) and lose runs: the caller undoes there what the modelled system loses (its
 // unsynced writes). Initiators then log in again and see what survived.
 // Commands wait in the volume for the model's completion time: hold the
 // volume's StopClock across PowerLoss, or the loss waits for them. It

@@ -16,7 +16,8 @@ import (
 // cuts the paced wait of a write in flight short, and undoes what was not
 // made durable (SYNCHRONIZE CACHE or FUA); an initiator that logs in again
 // reads the synced and FUA data and zeros where the rest was. No command
-// of the old session reaches the store after the loss.
+// of the old session reaches the store after the loss. Each I_T nexus's
+// first command after it is answered with a unit attention, once.
 func TestRobustTargetPowerLoss(t *testing.T) {
 	const size = 16 << 20
 	// 512 KiB/s: a 4 KiB write takes 8 ms, the 1 MiB write in flight
@@ -50,7 +51,8 @@ func TestRobustTargetPowerLoss(t *testing.T) {
 	tt := &testTarget{addr: l.Addr().String(), tg: tg, vol: vol}
 
 	ctx := ctxT(t, 60*time.Second)
-	s := tt.dial(t, SessionConfig{})
+	const isid = 0x5eed
+	s := tt.dial(t, SessionConfig{ISID: isid})
 	block := func(c byte) []byte { return bytes.Repeat([]byte{c}, 4096) }
 	if err := s.Write16(ctx, 0, 0, 512, block('s')); err != nil { // synced below
 		t.Fatal(err)
@@ -98,6 +100,23 @@ func TestRobustTargetPowerLoss(t *testing.T) {
 		t.Error("the session from before the power loss still answers")
 	}
 
+	// The same I_T nexus logs in again: its first command is answered
+	// with the power on's unit attention, once (SPC-4 5.14).
+	again := tt.dial(t, SessionConfig{ISID: isid})
+	tur := make([]byte, 6)
+	for i, want := range []byte{scsi.StatusCheckCondition, scsi.StatusGood} {
+		r, err := again.Command(ctx, 0, tur, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, asc, ascq := r.SenseKey()
+		if r.Status != want || want == scsi.StatusCheckCondition && (k != scsi.KeyUnitAttention || asc != 0x29 || ascq != 0) {
+			t.Errorf("TEST UNIT READY %d after the power loss: status %#x sense %#x/%#x/%#x, want status %#x (UNIT ATTENTION 29h/00h first)",
+				i, r.Status, k, asc, ascq, want)
+		}
+	}
+	// A new nexus has the condition pending too: the initiator's READ
+	// retries it, as Linux does.
 	s2 := tt.dial(t, SessionConfig{})
 	got := make([]byte, 32*512) // the in-flight write's first 4 KiB
 	if err := s2.Read16(ctx, 0, 0, 512, got); err != nil {

@@ -27,11 +27,19 @@ type Control struct {
 	// Volume serialises the model; without FS, fail and replace act on
 	// its arrays.
 	Volume *emu.Volume
+	// LUNVolume is the LUN's own volume (Volume itself for 'nasemu
+	// iscsi'), where "fault" injects into the LUN's requests; nil when no
+	// LUN is served.
+	LUNVolume *emu.Volume
 	// Replacement builds the new drive "replace N" puts in the place of
 	// array member N; nil makes replacing an error (without FS).
 	Replacement func(member int) (models.Device, error)
 	// Logger receives the faults carried out; nil is quiet.
 	Logger *slog.Logger
+	// StateDir, when set (without FS), is where fail and replace save the
+	// arrays' health (emu.Volume.SaveArrays), so that a restart comes
+	// back degraded or rebuilding as it was; a share saves its own.
+	StateDir string
 }
 
 // Response is the control socket's answer: a share's, with the LUN's
@@ -70,6 +78,9 @@ func (c *Control) logger() *slog.Logger {
 
 // Handle carries out one request.
 func (c *Control) Handle(req fusefs.ControlRequest) Response {
+	if req.Cmd == "fault" {
+		return c.fault(req)
+	}
 	var resp Response
 	dropped, lunLost := 0, int64(0)
 	if c.FS != nil {
@@ -123,7 +134,12 @@ func (c *Control) handleVolume(req fusefs.ControlRequest, resp *Response, droppe
 		}
 		log.Warn("iSCSI sessions dropped by the power loss", "sessions", *dropped)
 	default:
-		return fmt.Errorf("unknown command %q (known: status, fail, replace, power-loss)", req.Cmd)
+		return fmt.Errorf("unknown command %q (known: status, fail, replace, power-loss, fault)", req.Cmd)
+	}
+	if (req.Cmd == "fail" || req.Cmd == "replace") && c.StateDir != "" {
+		if err := c.Volume.SaveArrays(c.StateDir); err != nil {
+			return fmt.Errorf("%s %d done, but not saved: %w", req.Cmd, req.Member, err)
+		}
 	}
 	resp.OK = true
 	return nil
@@ -139,4 +155,36 @@ func (c *Control) lunStatus() LUNStatus {
 		}
 	}
 	return st
+}
+
+// fault carries out "fault" (list, clear, or a rule to inject) on every
+// front's volume: the share's (by the share) and the LUN's. A rule's
+// range is in each volume's own bytes.
+func (c *Control) fault(req fusefs.ControlRequest) Response {
+	var resp Response
+	if c.FS == nil && c.LUNVolume == nil {
+		resp.Error = "this emulator serves no volume to inject faults into"
+		return resp
+	}
+	if c.FS != nil {
+		if resp.ControlResponse = c.FS.Control(req); !resp.OK {
+			return resp
+		}
+	}
+	if c.LUNVolume != nil {
+		rules, err := c.LUNVolume.FaultRequest(req.Fault)
+		if err != nil {
+			return Response{ControlResponse: fusefs.ControlResponse{Error: err.Error()}}
+		}
+		resp.Faults = append(resp.Faults, fusefs.LabelFaults("lun", rules)...)
+		if c.FS == nil && req.Fault != "" && req.Fault != "list" {
+			c.logger().Warn("fault request carried out on the LUN", "fault", req.Fault)
+		}
+	}
+	resp.OK = true
+	if c.LUN != nil {
+		st := c.lunStatus()
+		resp.LUN = &st
+	}
+	return resp
 }

@@ -12,6 +12,7 @@
 //   - CompClock and SMBCompensator make a share behind smbd answer early by
 //     the host's SMB round trip, measured while it serves.
 //   - Control carries out the control socket's requests (status, fail N,
-//     replace N, power-loss) for a share, a LUN or both, over the one
-//     array they share.
+//     replace N, power-loss, fault RULE|list|clear) for a share, a LUN or
+//     both, over the one array they share; with a state directory (or a
+//     share) failed and rebuilding drives outlive a restart.
 package serve

@@ -156,3 +156,70 @@ func TestNASArrayConformance(t *testing.T) {
 		},
 	})
 }
+
+// A fault injected through the control plane of a NAS without a share
+// reaches the LUN's requests (as models.ErrFailed), not the array's other
+// users; without a LUN nor a share there is nothing to inject into. With
+// a state directory, fail and replace are saved there.
+func TestControlFaultsAndState(t *testing.T) {
+	a, err := NewNASArray(build(t, "ds1817-raid5-ssd-smb-1g"), 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := &emu.VirtualClock{}
+	vol, err := emu.NewVolume(a, emu.NewMemStore(a.Capacity()), emu.Options{Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lunVol, err := NewLUNVolume(vol, a, emu.NewMemStore(a.LUNSize()), emu.Options{Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := nasemu.LoadSetup("ds1817-raid5-ssd-smb-1g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	c := &Control{Volume: vol, LUNVolume: lunVol, Replacement: ReplacementDrives(s, 1), StateDir: dir}
+	r := c.Handle(fusefs.ControlRequest{Cmd: "fault", Fault: "read range=0:1MiB count=1 fail"})
+	if !r.OK || len(r.Faults) != 1 || r.Faults[0].Front != "lun" || r.Faults[0].Rule != "read range=0:1048576 count=1 fail" {
+		t.Fatalf("fault: %+v", r)
+	}
+	buf := make([]byte, 4096)
+	if _, err := vol.ReadAt(buf, 0); err != nil {
+		t.Errorf("a share read with a fault armed on the LUN: %v", err)
+	}
+	if _, err := lunVol.ReadAt(buf, 0); !errors.Is(err, models.ErrFailed) {
+		t.Errorf("a LUN read in the faulty range: %v, want models.ErrFailed", err)
+	}
+	if _, err := lunVol.ReadAt(buf, 0); err != nil {
+		t.Errorf("the LUN read after count=1: %v", err)
+	}
+	if r := c.Handle(fusefs.ControlRequest{Cmd: "fault", Fault: "clear"}); !r.OK || len(r.Faults) != 0 {
+		t.Errorf("fault clear: %+v", r)
+	}
+	if r := c.Handle(fusefs.ControlRequest{Cmd: "fault", Fault: "read sometimes"}); r.OK || r.Error == "" {
+		t.Errorf("a bad rule: %+v", r)
+	}
+	if r := (&Control{Volume: vol}).Handle(fusefs.ControlRequest{Cmd: "fault", Fault: "list"}); r.OK || r.Error == "" {
+		t.Errorf("fault with nothing served: %+v", r)
+	}
+
+	if r := c.Handle(fusefs.ControlRequest{Cmd: "fail", Member: 2}); !r.OK {
+		t.Fatalf("fail 2: %+v", r)
+	}
+	again, err := NewNASArray(build(t, "ds1817-raid5-ssd-smb-1g"), 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restored, err := emu.NewVolume(again, emu.NewMemStore(again.Capacity()), emu.Options{Clock: &emu.VirtualClock{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := restored.LoadArrays(dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	if st := restored.Arrays(); len(st) != 1 || st[0].State != "degraded" || len(st[0].Failed) != 1 || st[0].Failed[0] != 2 {
+		t.Errorf("arrays restored from the state directory: %+v", st)
+	}
+}

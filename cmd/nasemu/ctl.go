@@ -7,15 +7,33 @@ import (
 	"io"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/nasemu/nasemu/fusefs"
 	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/fault"
 	"github.com/nasemu/nasemu/serve"
 )
 
+// ctlHelp says what the commands do ('nasemu ctl --help').
+const ctlHelp = `
+Commands:
+  status          the share's and the LUN's state, the arrays' health
+  fail N          fail array member N (from 0); replace N puts a new drive there and rebuilds
+  power-loss      the NAS loses power: unsynced writes undone, iSCSI sessions dropped
+  fault RULE      inject a fault into every front's requests from now on (at most 64 rules):
+                  words in any order: operations (read write flush trim, or block;
+                  open create close remove stat, or files), range=FROM:TO (bytes of the
+                  front's volume; sizes like 1MiB), start=MODELTIME, after=N, count=N, p=F,
+                  and what happens: fail (EIO on the share, MEDIUM ERROR on the LUN),
+                  delay=D, stall=D, dead (the volume fails every request until restarted)
+  fault list      the rules injected, with the requests each matched and chose
+  fault clear     remove every rule
+`
+
 func runCtl(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("ctl", "[--socket PATH] [--format table|json] status|fail N|replace N|power-loss", stderr)
+	fs := newFlags("ctl", "[--socket PATH] [--format table|json] status|fail N|replace N|power-loss|fault RULE|fault list|fault clear", stderr)
 	socket := fs.String("socket", "", "control socket of the running emulator (default: the only one running)")
 	format := fs.String("format", "table", "output format: table or json")
 	if err := parseFlags(fs, args); err != nil {
@@ -56,7 +74,7 @@ func runCtl(args []string, stdout, stderr io.Writer) error {
 func ctlRequest(words []string) (fusefs.ControlRequest, error) {
 	var req fusefs.ControlRequest
 	if len(words) == 0 {
-		return req, usagef("want a command: status, fail N, replace N or power-loss")
+		return req, usagef("want a command: status, fail N, replace N, power-loss or fault RULE|list|clear")
 	}
 	req.Cmd = words[0]
 	switch req.Cmd {
@@ -73,8 +91,19 @@ func ctlRequest(words []string) (fusefs.ControlRequest, error) {
 			return req, usagef("%s %q: want a member number (from 0)", req.Cmd, words[1])
 		}
 		req.Member = n
+	case "fault":
+		// The rule's words may come as one argument or several.
+		req.Fault = strings.Join(words[1:], " ")
+		if req.Fault == "" {
+			return req, usagef("fault takes a rule (e.g. 'read range=0:1MiB count=3 fail'), list or clear")
+		}
+		if req.Fault != "list" && req.Fault != "clear" {
+			if _, err := fault.Parse(req.Fault); err != nil {
+				return req, usageError{err}
+			}
+		}
 	default:
-		return req, usagef("unknown command %q (known: status, fail N, replace N, power-loss)", req.Cmd)
+		return req, usagef("unknown command %q (known: status, fail N, replace N, power-loss, fault RULE|list|clear)", req.Cmd)
 	}
 	return req, nil
 }
@@ -113,6 +142,10 @@ func printStatus(w io.Writer, req fusefs.ControlRequest, resp serve.Response) {
 		}
 		fmt.Fprintln(w)
 	}
+	if req.Cmd == "fault" {
+		printFaults(w, resp.Faults)
+		return
+	}
 	var arrays []fusefs.ArrayStatus
 	if st := resp.Status; st != nil {
 		fmt.Fprintf(w, "share %s (files in %s): %s usable, %s free, model time %.1f s, %d requests in flight, %d namespace changes not yet committed\n",
@@ -137,6 +170,20 @@ func printStatus(w io.Writer, req fusefs.ControlRequest, resp serve.Response) {
 			rb = strconv.Itoa(a.Rebuilding)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%.1f%%\n", a.Path, a.State, a.Failed, rb, 100*a.RebuildProgress)
+	}
+	tw.Flush()
+}
+
+// printFaults prints the injected fault rules of every front.
+func printFaults(w io.Writer, rules []fusefs.FaultRule) {
+	if len(rules) == 0 {
+		fmt.Fprintln(w, "no fault injected")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "FRONT\tRULE\tMATCHED\tCHOSEN")
+	for _, r := range rules {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", r.Front, r.Rule, r.Seen, r.Chosen)
 	}
 	tw.Flush()
 }

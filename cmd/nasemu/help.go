@@ -43,11 +43,12 @@ var examples = map[string][]string{
 	"ctl": {
 		"nasemu ctl status",
 		"nasemu ctl --socket /run/nasemu/ctl.sock fail 1",
-		"nasemu ctl power-loss",
+		"nasemu ctl fault 'read range=0:1MiB count=3 fail'",
 	},
 	"iscsi": {
 		"nasemu iscsi --setup ds1817-raid5-hdd-iscsi-1g --backing /srv/lun.img",
 		"nasemu iscsi --setup free --size 1GiB --backing /srv/lun.img --listen 127.0.0.1:3261",
+		"nasemu iscsi --setup ds1817-raid5-hdd-iscsi-1g --backing /srv/lun.img --state-dir /srv/lun.state",
 	},
 	"validate": {
 		"nasemu validate",

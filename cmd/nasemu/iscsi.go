@@ -35,7 +35,7 @@ const freeSetup = "free"
 // serveISCSI serves an emulated LUN until ctx is done. ready, when not
 // nil, receives the listening address (for tests).
 func serveISCSI(ctx context.Context, args []string, stderr io.Writer, ready chan<- string) error {
-	fs := newFlags("iscsi", "--setup SETUP --backing FILE [--listen 127.0.0.1:3260] [--iqn IQN] [--chap-user U --chap-secret-file F] [--socket PATH]", stderr)
+	fs := newFlags("iscsi", "--setup SETUP --backing FILE [--listen 127.0.0.1:3260] [--iqn IQN] [--chap-user U --chap-secret-file F] [--socket PATH] [--state-dir DIR]", stderr)
 	setupName := fs.String("setup", "", "the modelled NAS: a built-in setup's name, a YAML file, or \"free\" (no cost; needs --size)")
 	backing := fs.String("backing", "", "file that holds the LUN's bytes (created sparse; kept across runs)")
 	listen := fs.String("listen", "127.0.0.1:3260", "address to listen on (only this one)")
@@ -48,6 +48,7 @@ func serveISCSI(ctx context.Context, args []string, stderr io.Writer, ready chan
 	seed := fs.Uint64("seed", 1, "seed of the model's random choices")
 	verbose := fs.Bool("verbose", false, "log logins and logouts too")
 	socket := fs.String("socket", "", "control socket path for 'nasemu ctl' (default: ctl.sock in the run's state directory)")
+	stateDirFlag := fs.String("state-dir", "", "directory that keeps the array's failed and rebuilding drives across restarts (in "+emu.ArrayStateFile+"; default: not kept)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -118,6 +119,19 @@ func serveISCSI(ctx context.Context, args []string, stderr io.Writer, ready chan
 		return err
 	}
 	defer vol.Close()
+	var replacement func(int) (models.Device, error)
+	if s != nil {
+		replacement = serve.ReplacementDrives(s, *seed)
+	}
+	if *stateDirFlag != "" {
+		if err := checkStateDir(*stateDirFlag); err != nil {
+			return err
+		}
+		// The array comes back as it went down: degraded, rebuilding.
+		if err := vol.LoadArrays(*stateDirFlag, replacement); err != nil {
+			return usagef("--state-dir: %v", err)
+		}
+	}
 	lu, err := scsi.New(vol, scsi.Config{BlockSize: *blockSize, ID: iscsi.LUNID(*iqn, 0), Logger: log})
 	if err != nil {
 		return usageError{err}
@@ -137,10 +151,8 @@ func serveISCSI(ctx context.Context, args []string, stderr io.Writer, ready chan
 		l.Close()
 		return usageError{err}
 	}
-	ctl := &serve.Control{LUN: srv, LUNBacking: *backing, LUNSize: model.Capacity(), Volume: vol, Logger: log}
-	if s != nil {
-		ctl.Replacement = serve.ReplacementDrives(s, *seed)
-	}
+	ctl := &serve.Control{LUN: srv, LUNBacking: *backing, LUNSize: model.Capacity(), Volume: vol, LUNVolume: vol, Logger: log,
+		Replacement: replacement, StateDir: *stateDirFlag}
 	go ctl.Serve(ctlListener)
 	fmt.Fprintf(stderr, "nasemu iscsi: %s (%s, %d-byte blocks) at %s as %s\n",
 		desc, models.Bytes(model.Capacity()).Human(), *blockSize, srv.Addr(), *iqn)
@@ -158,7 +170,26 @@ func serveISCSI(ctx context.Context, args []string, stderr io.Writer, ready chan
 	if err := srv.Stop(); err != nil {
 		return err
 	}
+	if *stateDirFlag != "" {
+		// A rebuild that finished while serving is saved as done.
+		if err := vol.SaveArrays(*stateDirFlag); err != nil {
+			return errors.Join(err, vol.Sync())
+		}
+	}
 	return vol.Sync()
+}
+
+// checkStateDir refuses a --state-dir that is not a directory (a symlink
+// included: the emulator writes there as root).
+func checkStateDir(dir string) error {
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return usagef("--state-dir: %v", err)
+	}
+	if !st.IsDir() {
+		return usagef("--state-dir %s: not a directory (%v)", dir, st.Mode().Type())
+	}
+	return nil
 }
 
 // readCHAP returns the CHAP credentials of --chap-user and

@@ -38,26 +38,41 @@ func (l *lockedBuffer) String() string {
 // startISCSI runs 'nasemu iscsi' in the test and returns its address.
 func startISCSI(t *testing.T, args ...string) (string, *lockedBuffer) {
 	t.Helper()
+	addr, log, _ := startISCSIStop(t, args...)
+	return addr, log
+}
+
+// startISCSIStop is startISCSI with a function that stops the emulator
+// (as SIGTERM does) and returns its error; cleanup stops it if the test
+// did not.
+func startISCSIStop(t *testing.T, args ...string) (string, *lockedBuffer, func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	log := &lockedBuffer{}
 	go func() { done <- serveISCSI(ctx, append(args, "--listen", "127.0.0.1:0"), log, ready) }()
+	var once sync.Once
+	var err error
+	stop := func() error {
+		once.Do(func() { cancel(); err = <-done })
+		return err
+	}
 	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("nasemu iscsi: %v", err)
 		}
 	})
 	select {
 	case addr := <-ready:
-		return addr, log
+		return addr, log, stop
 	case err := <-done:
+		once.Do(func() {})
 		t.Fatalf("nasemu iscsi %v: %v\n%s", args, err, log)
 	case <-time.After(10 * time.Second):
 		t.Fatal("nasemu iscsi did not start")
 	}
-	return "", nil
+	return "", nil, nil
 }
 
 func TestISCSIUsage(t *testing.T) {

@@ -185,7 +185,7 @@ func commandNames() []string {
 
 // moreHelp is what a command's --help says after its flags and before its
 // examples.
-var moreHelp = map[string]string{"bench": benchExitHelp}
+var moreHelp = map[string]string{"bench": benchExitHelp, "ctl": ctlHelp}
 
 // newFlags returns a flag set that reports errors instead of exiting, with
 // a usage line naming the subcommand.

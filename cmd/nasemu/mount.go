@@ -111,7 +111,7 @@ func mount(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer stateDir.RemoveAll()
 	defer ctl.Close()
-	go f.ServeControl(ctl)
+	go (&serve.Control{FS: f, Volume: f.Volume(), Logger: log}).Serve(ctl)
 
 	if *metricsAddr != "" {
 		addr, stop, err := serveMetrics(*metricsAddr, metrics, healthHandler(f, nil))

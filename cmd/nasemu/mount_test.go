@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -169,6 +170,32 @@ func TestMountAndControl(t *testing.T) {
 	var resp fusefs.ControlResponse
 	if err := json.Unmarshal([]byte(ctl("--format", "json", "status")), &resp); err != nil || !resp.OK || resp.Status.Arrays[0].State != "rebuilding" {
 		t.Errorf("json status: %+v, %v", resp, err)
+	}
+
+	// A fault injected through the control socket reaches the client as
+	// EIO, once (count=1); the next read is served.
+	readDirect := func() ([]byte, error) {
+		fh, err := os.OpenFile(filepath.Join(mnt, "f"), os.O_RDONLY|syscall.O_DIRECT, 0)
+		if err != nil {
+			return nil, err
+		}
+		defer fh.Close()
+		return io.ReadAll(fh)
+	}
+	if out := ctl("fault", "read count=1 fail"); !strings.Contains(out, "share  read count=1 fail  0") {
+		t.Errorf("fault: %s", out)
+	}
+	if _, err := readDirect(); !errors.Is(err, syscall.EIO) {
+		t.Errorf("read meeting an injected fault: %v, want EIO", err)
+	}
+	if got, err := readDirect(); err != nil || !bytes.Equal(got, data) {
+		t.Errorf("the read after the injected fault: err %v, equal %v", err, bytes.Equal(got, data))
+	}
+	if out := ctl("fault", "list"); !regexp.MustCompile(`share\s+read count=1 fail\s+\d+\s+1\n`).MatchString(out) {
+		t.Errorf("fault list after the fault fired: %s", out)
+	}
+	if out := ctl("fault", "clear"); !strings.Contains(out, "no fault injected") {
+		t.Errorf("fault clear: %s", out)
 	}
 
 	addr := regexp.MustCompile(`metrics at (http://\S+)`).FindStringSubmatch(stderr.String())

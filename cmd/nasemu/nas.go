@@ -265,6 +265,7 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 	}
 
 	var lun *serve.LUN
+	var lunVol *emu.Volume
 	stopLUN := func() error { return nil }
 	if *iscsiAddr != "" {
 		file, err := emu.OpenFileStore(*lunFile, arr.LUNSize())
@@ -276,7 +277,7 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 		// in flight.
 		lunClock := iscsi.NewStopClock(wall)
 		lunStore := serve.NewLUNStore(file, serve.WritesThrough(s), lunClock)
-		lunVol, err := serve.NewLUNVolume(info.Volume, arr, lunStore, emu.Options{Clock: lunClock, Logger: log})
+		lunVol, err = serve.NewLUNVolume(info.Volume, arr, lunStore, emu.Options{Clock: lunClock, Logger: log})
 		if err != nil {
 			lunStore.Close()
 			return err
@@ -302,7 +303,7 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 			return errors.Join(err, lunStore.Sync(), lunStore.Close())
 		}
 	}
-	ctl := &serve.Control{FS: f, LUN: lun, LUNBacking: *lunFile, Volume: info.Volume, Replacement: serve.ReplacementDrives(s, *seed), Logger: log}
+	ctl := &serve.Control{FS: f, LUN: lun, LUNBacking: *lunFile, Volume: info.Volume, LUNVolume: lunVol, Replacement: serve.ReplacementDrives(s, *seed), Logger: log}
 	if arr != nil {
 		ctl.LUNSize = arr.LUNSize()
 	}

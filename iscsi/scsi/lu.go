@@ -26,6 +26,9 @@
 // WRITE ATOMIC, READ DEFECT DATA, protection information (a non-zero
 // RDPROTECT/WRPROTECT/VRPROTECT is an invalid field).
 //
+// A power on (PowerOn) is a unit attention condition for every I_T nexus,
+// reported once to each as SPC-4 5.14 says (ua.go).
+//
 // Backend errors become sense data here: a model's models.ErrFailed is a
 // MEDIUM ERROR (unrecovered read error, write error), ErrOutOfRange LBA OUT
 // OF RANGE, ErrNoSpace a DATA PROTECT space allocation failure, anything
@@ -95,6 +98,7 @@ type LU struct {
 	stopped atomic.Bool  // START STOP UNIT with START=0
 	pr      prState
 	res6    reserve6
+	ua      unitAttention
 }
 
 // New returns a logical unit over dev.
@@ -326,6 +330,12 @@ func (l *LU) Execute(ctx context.Context, c Command) Response {
 	c.CDB = cdb
 	if cdb[n-1]&0x04 != 0 { // NACA
 		return check(SenseInvalidFieldInCDB)
+	}
+	if r, ok := l.attention(c); ok {
+		if want, ok := l.DataOutLength(cdb); ok {
+			r.Want = want
+		}
+		return r
 	}
 	if l.stopped.Load() && mediumAccess(cdb[0]) {
 		return check(SenseNotReadyStopped)

@@ -384,9 +384,12 @@ func (l *LU) Reset() {
 }
 
 // PowerOn puts the unit in its state after a power loss: reservations and
-// registrations (persistent ones too: APTPL is not supported) are gone and
-// a stopped unit is started.
+// registrations (persistent ones too: APTPL is not supported) are gone, a
+// stopped unit is started, and every I_T nexus's next command but INQUIRY,
+// REPORT LUNS and REQUEST SENSE is answered once with the unit attention
+// SensePowerOnReset.
 func (l *LU) PowerOn() {
+	l.ua.raise()
 	l.Reset()
 	l.pr.mu.Lock()
 	l.pr.generation, l.pr.holder, l.pr.typ = 0, "", 0

@@ -182,10 +182,17 @@ func New(dev models.Device, seed uint64, rules ...Rule) (*Device, error) {
 	return d, nil
 }
 
-// Add arms one more rule.
+// MaxRules bounds the rules of one injector: control planes add them at
+// run time, and every request is matched against each.
+const MaxRules = 64
+
+// Add arms one more rule; past MaxRules it is refused.
 func (d *Device) Add(r Rule) error {
 	if err := r.Validate(); err != nil {
 		return err
+	}
+	if len(d.rules) >= MaxRules {
+		return fmt.Errorf("%w: %d fault rules armed already (at most %d)", models.ErrConfig, len(d.rules), MaxRules)
 	}
 	d.rules = append(d.rules, armed{Rule: r})
 	return nil
@@ -194,6 +201,22 @@ func (d *Device) Add(r Rule) error {
 // Clear disarms every rule. A device that died stays dead, and a stall
 // under way runs its course.
 func (d *Device) Clear() { d.rules = d.rules[:0] }
+
+// Armed is a rule with what it has seen: the requests that matched it
+// and those it chose.
+type Armed struct {
+	Rule
+	Seen, Chosen int
+}
+
+// Rules returns the rules armed, in the order added.
+func (d *Device) Rules() []Armed {
+	out := make([]Armed, len(d.rules))
+	for i, r := range d.rules {
+		out[i] = Armed{Rule: r.Rule, Seen: r.seen, Chosen: r.chosen}
+	}
+	return out
+}
 
 // Dead reports whether a Dead rule has fired.
 func (d *Device) Dead() bool { return d.dead }

@@ -226,3 +226,27 @@ func TestEventsBounded(t *testing.T) {
 		t.Errorf("%d events kept, %v counted; want %d and %d", n, c, MaxEvents, 2*MaxEvents)
 	}
 }
+
+// TestRulesBounded: an injector reports what each rule matched and chose,
+// and refuses a rule past MaxRules (control planes add them at run time).
+func TestRulesBounded(t *testing.T) {
+	d := inject(t, 1, "read count=1 fail")
+	for range 2 {
+		d.Submit(0, models.Request{Op: models.Read, Length: 4096})
+	}
+	if got := d.Rules(); len(got) != 1 || got[0].Seen != 1 || got[0].Chosen != 1 || got[0].String() != "read count=1 fail" {
+		t.Errorf("Rules: %+v", got)
+	}
+	for len(d.Rules()) < MaxRules {
+		if err := d.Add(Rule{Delay: time.Millisecond}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Add(Rule{Delay: time.Millisecond}); !errors.Is(err, models.ErrConfig) {
+		t.Errorf("rule %d: %v, want refused", MaxRules+1, err)
+	}
+	d.Clear()
+	if err := d.Add(Rule{Delay: time.Millisecond}); err != nil {
+		t.Errorf("a rule after Clear: %v", err)
+	}
+}
