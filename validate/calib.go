@@ -89,6 +89,20 @@ func Calibrations() []Calibration {
 			},
 		},
 		{
+			Name:   "proto.unbuffered_copy",
+			Class:  "Windows Explorer's copy engine onto a local NTFS volume (an iSCSI LUN)",
+			Review: "003",
+			Rows:   []string{"s003-iscsi-1g-copy1x2gb-*-up", "s003-iscsi-1g-copy1000x2mb-*-up"},
+			Fitted: "Close waits for the file's writes on the LUN, as an unbuffered copy (proto.Config.UnbufferedCopy)",
+			Default: "a buffered copy: the client's cache takes the data and its writes go on behind the copy " +
+				"(Explorer's documentation does not say when it copies unbuffered)",
+			Off: func(s *setup.Setup) {
+				if s.Protocol.Protocol == proto.ISCSI {
+					s.Protocol.UnbufferedCopy = new(bool)
+				}
+			},
+		},
+		{
 			Name:   "nas.drive_bus.per_command",
 			Class:  "Broadcom SAS3108 RAID-on-chip (MegaRAID 93xx) without FastPath",
 			Review: "002",
