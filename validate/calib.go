@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nasemu/nasemu/models/catalog"
 	"github.com/nasemu/nasemu/models/proto"
 	"github.com/nasemu/nasemu/models/setup"
 )
@@ -113,20 +112,6 @@ func Calibrations() []Calibration {
 			Off: func(s *setup.Setup) {
 				if s.NAS != nil && s.NAS.Config.DriveBus.PerCommand > 0 {
 					s.NAS.Config.DriveBus.PerCommand = time.Microsecond
-				}
-			},
-		},
-		{
-			Name:   "catalog.windows_fio_per_io",
-			Class:  "Windows Server's direct-I/O path under fio's windowsaio engine, per I/O on the issuing thread",
-			Review: "002",
-			Rows:   []string{"s002-ezfio-raid1-n640-rnd4kread-qd256"},
-			Fitted: "70,800 cycles (29.5 µs at 2.4 GHz) beyond the 3 µs dispatch (catalog xeon-server-002)",
-			Default: "the reference core's 5 µs per I/O (nas.defaultPerIO): no published per-thread figure for " +
-				"fio's windowsaio",
-			Off: func(s *setup.Setup) {
-				if s.NAS != nil && s.NAS.Config.CPU.PerIO == catalog.WindowsFioPerIO(s.NAS.Config.CPU.GHz) {
-					s.NAS.Config.CPU.PerIO = 5 * time.Microsecond
 				}
 			},
 		},
