@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nasemu/nasemu/models/catalog"
 	"github.com/nasemu/nasemu/models/proto"
 	"github.com/nasemu/nasemu/models/setup"
 )
@@ -89,6 +88,20 @@ func Calibrations() []Calibration {
 			},
 		},
 		{
+			Name:   "proto.unbuffered_copy",
+			Class:  "Windows Explorer's copy engine onto a local NTFS volume (an iSCSI LUN)",
+			Review: "003",
+			Rows:   []string{"s003-iscsi-1g-copy1x2gb-*-up", "s003-iscsi-1g-copy1000x2mb-*-up"},
+			Fitted: "Close waits for the file's writes on the LUN, as an unbuffered copy (proto.Config.UnbufferedCopy)",
+			Default: "a buffered copy: the client's cache takes the data and its writes go on behind the copy " +
+				"(Explorer's documentation does not say when it copies unbuffered)",
+			Off: func(s *setup.Setup) {
+				if s.Protocol.Protocol == proto.ISCSI {
+					s.Protocol.UnbufferedCopy = new(bool)
+				}
+			},
+		},
+		{
 			Name:   "nas.drive_bus.per_command",
 			Class:  "Broadcom SAS3108 RAID-on-chip (MegaRAID 93xx) without FastPath",
 			Review: "002",
@@ -99,20 +112,6 @@ func Calibrations() []Calibration {
 			Off: func(s *setup.Setup) {
 				if s.NAS != nil && s.NAS.Config.DriveBus.PerCommand > 0 {
 					s.NAS.Config.DriveBus.PerCommand = time.Microsecond
-				}
-			},
-		},
-		{
-			Name:   "catalog.windows_fio_per_io",
-			Class:  "Windows Server's direct-I/O path under fio's windowsaio engine, per I/O on the issuing thread",
-			Review: "002",
-			Rows:   []string{"s002-ezfio-raid1-n640-rnd4kread-qd256"},
-			Fitted: "70,800 cycles (29.5 µs at 2.4 GHz) beyond the 3 µs dispatch (catalog xeon-server-002)",
-			Default: "the reference core's 5 µs per I/O (nas.defaultPerIO): no published per-thread figure for " +
-				"fio's windowsaio",
-			Off: func(s *setup.Setup) {
-				if s.NAS != nil && s.NAS.Config.CPU.PerIO == catalog.WindowsFioPerIO(s.NAS.Config.CPU.GHz) {
-					s.NAS.Config.CPU.PerIO = 5 * time.Microsecond
 				}
 			},
 		},

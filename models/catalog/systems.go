@@ -315,24 +315,29 @@ func SingleSSDWriteCache(os string) bool { return os == "qts" }
 // windowsaio engine, beyond the request's dispatch (nas.CPU.PerRequest):
 // the overlapped ReadFile/WriteFile call down through the I/O manager,
 // NTFS, the volume stack, storport and the miniport or RAID driver, and
-// fio's completion handling through its I/O completion port. fio's
-// windowsaio of that time (fio 3.20–3.22) is known to fall well short of
-// diskspd's IOCP loop on the same drives (fio issues 935 and 1073 on
+// fio's completion handling. fio's windowsaio of that time (fio
+// 3.16–3.22) issues its I/O from the job's thread and falls well short
+// of diskspd's IOCP loop on the same drives (fio issues 935 and 1073 on
 // GitHub), and a Windows thread issuing 4 KiB I/O is CPU-bound in these
 // calls (diskspd issue 118). The thread runs the calls one at a time
 // (nas: Controller.issue), so a thread issues at most GHz/cycles I/Os a
 // second, whatever its queue depth.
 //
-// calibrated: catalog.windows_fio_per_io (class: Windows Server's
-// direct-I/O path under fio windowsaio, per I/O on the issuing thread)
-// from row s002-ezfio-raid1-n640-rnd4kread-qd256 (16 threads reading
-// 492,893 IOPS from a RAID 1 pair whose drives could serve 800,000+:
-// 16 / 492,893 s = 32.5 µs a request at 2.4 GHz, 3 µs of it the
-// dispatch); rows s002-ezfio-raid1-n640-4k-t8 and
-// s002-ezfio-raid1-s4510-4k-qd2 (a thread's latency at low queue depth)
-// are predictions of it, not fits. Class default without review 002: the
-// reference core's 5 µs (nas.defaultPerIO; validate.Calibrations).
-const windowsFioIOCycles = 70_800
+// Derived from a public measurement outside the reference set, fio issue
+// 935 (2020): fio windowsaio, 16 threads × QD16 of direct 4 KiB random
+// reads from one file on a Samsung PM1725a (rated over 1M such reads a
+// second; diskspd read nearly 600k from the same file) under Windows on
+// an AMD EPYC 7702 (2.0 GHz base clock), reached 420–440k IOPS: 16 /
+// 430k s = 37.2 µs a request per thread, 74,400 cycles at the base
+// clock (the catalog states every CPU at its base clock), less the
+// dispatch, 3 µs or 6,000 cycles: 68,400. The same issue found fio,
+// diskspd and IOmeter close to one another on a Xeon Platinum, whose
+// figures it does not give. Review 002's 16 × QD16 row on a Xeon Silver
+// 4210R at 2.4 GHz (s002-ezfio-raid1-n640-rnd4kread-qd256, 492,893 IOPS
+// from a RAID 1 pair whose drives could serve 800,000+) is a prediction
+// of it: 16 / (28.5 + 3 µs) = 508k, +3 %. (It was once calibrated on that
+// row at 70,800 cycles.)
+const windowsFioIOCycles = 68_400
 
 // WindowsFioPerIO returns windowsFioIOCycles at ghz as a duration: the
 // nas.CPU.PerIO of a Windows server whose I/O a local fio issues.

@@ -98,9 +98,12 @@ func (fs *clientFS) fileOp(d *Device, at time.Duration, s *session, r models.Req
 		fs.reads++
 	case models.Close:
 		if s.written {
-			// The copy engine closes a file it wrote only once its
-			// writes have completed on the LUN (see writeBehind).
-			t = max(at, s.fileDone) + max(d.cfg.ClientOp, 0)
+			if *d.cfg.UnbufferedCopy {
+				// The copy engine closes a file it wrote only once
+				// its writes have completed on the LUN (see
+				// writeBehind).
+				t = max(at, s.fileDone) + max(d.cfg.ClientOp, 0)
+			}
 			fs.dirtyLog += logPerUpdate // new size and times: the record is dirty already
 		}
 		s.inFile, s.written = false, false
@@ -115,8 +118,8 @@ func (fs *clientFS) fileOp(d *Device, at time.Duration, s *session, r models.Req
 }
 
 // writeBehind issues a file's data write now and lets the writer go on,
-// unless writeBehind writes are already in flight; Close then waits for the
-// file's writes (fileDone).
+// unless writeBehind writes are already in flight; with UnbufferedCopy,
+// Close then waits for the file's writes (fileDone).
 //
 // Windows Explorer's copy engine (CopyFileEx) copies to a local NTFS
 // volume, which is what an iSCSI LUN is to the client, this way: it keeps
@@ -136,7 +139,9 @@ func (fs *clientFS) fileOp(d *Device, at time.Duration, s *session, r models.Req
 // cache's speed whatever the LUN and overlapped each file's work with the
 // previous file's writes. Small files likewise pay one write's round trip
 // each (0.92-1.28 MB/s for 2 KB files, not the 1.28 MB/s of the client's
-// work alone). Metadata is still the lazy writer's.
+// work alone). Metadata is still the lazy writer's. That Close waits is
+// a calibration from those rows (Config.UnbufferedCopy); without them
+// the class default is a buffered copy, whose Close does not wait.
 func (d *Device) writeBehind(at time.Duration, s *session, r models.Request) (time.Duration, error) {
 	if !s.written {
 		s.fileDone = 0

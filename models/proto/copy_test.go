@@ -315,3 +315,26 @@ func TestISCSICopyWaitsForFileData(t *testing.T) {
 		t.Errorf("2 MB upload %.1f MB/s: want ≥ 7 %% below the single file's %.1f", got, stream)
 	}
 }
+
+// A buffered copy (unbuffered_copy: false) closes a file without waiting
+// for its writes: the client's work alone sets the pace of a small-file
+// copy (2 × 0.8 ms a file) whenever the NAS keeps up with one write per
+// file (here 1.5 ms a write, which an unbuffered copy would add to every
+// file); a NAS slower than that sets the pace (5 ms: 0.41 MB/s).
+func TestISCSIBufferedCopyDoesNotWait(t *testing.T) {
+	const files, size = 2000, 2048
+	off := false
+	for _, io := range []time.Duration{0, 1500 * time.Microsecond} {
+		d := newStack(t, Config{Protocol: ISCSI, UnbufferedCopy: &off}, link.Config{Kind: "1gbe"}, &fakeNAS{capacity: 64 * gib, io: io})
+		got := copyFiles(t, d, files, size, true)
+		want := float64(size) / (2 * DefaultClientOp).Seconds() / 1e6
+		t.Logf("buffered iSCSI 2 KB upload, NAS write %v: %.3f MB/s (analytic %.3f)", io, got, want)
+		if r := got / want; r < 0.97 || r > 1.01 {
+			t.Errorf("NAS write %v: %.3f MB/s, analytic %.3f", io, got, want)
+		}
+	}
+	d := newStack(t, Config{Protocol: ISCSI, UnbufferedCopy: &off}, link.Config{Kind: "1gbe"}, &fakeNAS{capacity: 64 * gib, io: 5 * time.Millisecond})
+	if got, want := copyFiles(t, d, files, size, true), float64(size)/0.005/1e6; got/want < 0.97 || got/want > 1.01 {
+		t.Errorf("NAS write 5ms: %.3f MB/s, want the NAS's %.3f", got, want)
+	}
+}

@@ -121,7 +121,8 @@
 // data written between Create/Open and Close is written, rounded to 4 KiB
 // clusters, without the writer waiting (at most 32 writes in flight), but
 // a file that was written is closed only once its writes have completed
-// on the LUN, as Windows Explorer's copy engine does (review 003's copies
+// on the LUN, as Windows Explorer's copy engine does (unbuffered_copy, a
+// calibration; review 003's copies
 // to a LUN run below the link's rate, slower on HDD arrays, and slower for
 // 2 MB files than for one 2 GB file, on a client that could have cached
 // them all). Close costs nothing more on the wire; Flush writes back
@@ -151,6 +152,8 @@
 //	             max_burst 256 KiB (RFC 7143 defaults; LIO targets keep
 //	             them), max_recv_data_segment 256 KiB (Open-iSCSI and the
 //	             Windows initiator), queue_depth 128 (Open-iSCSI cmds_max),
+//	             unbuffered_copy yes (Explorer's copies, calibrated on
+//	             review 003),
 //	             server_request 10 µs (LIO per command, x86; scaled),
 //	             server_miss 2 µs per page a read finds uncached (the
 //	             file-backed LUN's page-cache fill, x86; scaled),
