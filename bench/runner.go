@@ -844,10 +844,12 @@ func (st *stream) complete(sl *slot, done time.Duration, err error) {
 			origin = o.arrival
 		}
 		c.record(o.dir, done-sl.at, done-origin, o.n, done)
-		if c != st.jr.all {
-			st.jr.all.record(o.dir, done-sl.at, done-origin, o.n, done)
-		}
+		// The job's instances together are read only by the steady-state
+		// check: without ss=, an I/O is counted once, not twice.
 		if j.SteadyState != nil {
+			if c != st.jr.all {
+				st.jr.all.record(o.dir, done-sl.at, done-origin, o.n, done)
+			}
 			st.jr.checkSteady(done)
 		}
 	case opClose:
