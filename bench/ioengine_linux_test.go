@@ -2,8 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -17,14 +15,7 @@ import (
 // leave the run: one submission plus the engine's bookkeeping, what
 // bounds nasemu's IOPS against fio's on fast storage.
 func BenchmarkPathQueue(b *testing.B) {
-	file := filepath.Join(b.TempDir(), "f")
-	if err := os.WriteFile(file, make([]byte, 64<<20), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	tg, err := OpenPath(file)
-	if err != nil {
-		b.Fatal(err)
-	}
+	tg := cachedFile(b)
 	cpu := func() time.Duration {
 		var ru syscall.Rusage
 		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
