@@ -3,6 +3,7 @@ package bench
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -17,8 +18,10 @@ type Clock interface {
 	Now() time.Duration
 	// Wait returns once Now has reached t.
 	Wait(t time.Duration)
-	// drive runs the slots until every one has retired.
-	drive(slots []*slot)
+	// drive runs the slots until every one has retired. It calls begin,
+	// which starts the run's clock (its start, ramp and deadline), once
+	// every job instance is ready to submit and before the first I/O.
+	drive(slots []*slot, begin func())
 }
 
 // VirtualClock is a discrete-event loop in simulated time. Every slot has
@@ -50,7 +53,8 @@ func (c *VirtualClock) Now() time.Duration { return c.now }
 // Wait implements Clock: virtual time jumps.
 func (c *VirtualClock) Wait(t time.Duration) { c.now = max(c.now, t) }
 
-func (c *VirtualClock) drive(slots []*slot) {
+func (c *VirtualClock) drive(slots []*slot, begin func()) {
+	begin()
 	c.heap = c.heap[:0]
 	for _, sl := range slots {
 		c.push(event{t: c.now, sl: sl})
@@ -155,7 +159,7 @@ func (c *WallClock) Wait(t time.Duration) {
 	}
 }
 
-func (c *WallClock) drive(slots []*slot) {
+func (c *WallClock) drive(slots []*slot, begin func()) {
 	streams := 0
 	for i, sl := range slots {
 		if i == 0 || sl.st != slots[i-1].st {
@@ -163,7 +167,18 @@ func (c *WallClock) drive(slots []*slot) {
 		}
 	}
 	raw := streams < runtime.GOMAXPROCS(0) // see newQueueFunc
+	if streams == 0 {
+		begin()
+		return
+	}
+	// Each job instance sets its engine up on its own thread, then waits
+	// for the others: the clock starts when all can submit, as fio
+	// starts a job's clock once its engine is set up. The last instance
+	// to be ready starts it and goes on without a hand-off.
 	var wg sync.WaitGroup
+	var unready atomic.Int32
+	unready.Store(int32(streams))
+	started := make(chan struct{})
 	for lo := 0; lo < len(slots); {
 		st := slots[lo].st
 		hi := lo + 1
@@ -172,17 +187,26 @@ func (c *WallClock) drive(slots []*slot) {
 		}
 		mine := slots[lo:hi]
 		wg.Go(func() {
-			if !c.driveStream(st, mine, raw) {
-				c.runThreads(mine)
+			run := c.prepareStream(st, mine, raw)
+			if unready.Add(-1) == 0 {
+				begin()
+				close(started)
+			} else {
+				<-started
 			}
+			run()
 		})
 		lo = hi
 	}
 	wg.Wait()
 }
 
-// runThreads runs each slot on a goroutine of its own.
+// runThreads runs each slot on a goroutine of its own. Every slot's first operation is decided at the same instant, as the
+// asynchronous engines fill their queue: a runtime shorter than a
+// goroutine's start-up still sees iodepth operations, each counted when
+// it completes (fio too waits for the I/Os in flight at the end).
 func (c *WallClock) runThreads(slots []*slot) {
+	first := c.Now()
 	var wg sync.WaitGroup
 	for _, sl := range slots {
 		wg.Go(func() {
@@ -193,7 +217,7 @@ func (c *WallClock) runThreads(slots []*slot) {
 			if st.job.NumJobs*st.job.IODepth == 1 {
 				mu = noLock{}
 			}
-			now := c.Now()
+			now := first
 			for {
 				mu.Lock()
 				at, ok := st.next(sl, now)

@@ -131,7 +131,11 @@
 // permutation of the blocks (still each once per pass). Jobs with openfiles=1 (file-by-file: create or open, transfer, close,
 // next file) run at iodepth 1. Jobs of a group with the same file name
 // share it, as in fio; laying out a file for reads writes it once,
-// sequentially, before the group's clock starts. slat is written as 0;
+// sequentially, before the group's clock starts. The clock starts once
+// every job instance's buffers are filled and its engine is set up; the
+// I/Os in flight when a runtime ends are waited for and counted, as fio
+// counts them, so a runtime shorter than one I/O still measures the
+// queue it filled. slat is written as 0;
 // on a path target's asynchronous engines (io_uring, libaio) clat runs,
 // as in fio, from the return of the system call that submitted the I/O
 // and lat from its preparation, so lat less clat is the submission time.

@@ -65,14 +65,7 @@ func BenchmarkVirtualEngine(b *testing.B) {
 // the page cache (buffered 4 KiB random reads at QD1): ns/io is the cost
 // of one pread plus the engine's bookkeeping.
 func BenchmarkPathRead(b *testing.B) {
-	file := filepath.Join(b.TempDir(), "f")
-	if err := os.WriteFile(file, make([]byte, 64<<20), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	tg, err := OpenPath(file)
-	if err != nil {
-		b.Fatal(err)
-	}
+	tg := cachedFile(b)
 	job := Job{Name: "rr", RW: RandRead, Size: 64 << 20, TimeBased: true, Runtime: time.Second}
 	b.ReportAllocs()
 	var ios int64
@@ -84,4 +77,18 @@ func BenchmarkPathRead(b *testing.B) {
 		ios += rep.Results[0].IOs
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(ios), "ns/io")
+}
+
+// cachedFile returns a path target on a 64 MiB file just written, so
+// that its data sits in the page cache.
+func cachedFile(b *testing.B) *Path {
+	file := filepath.Join(b.TempDir(), "f")
+	if err := os.WriteFile(file, make([]byte, 64<<20), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	tg, err := OpenPath(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return tg
 }

@@ -165,15 +165,19 @@ func pathFiles(st *stream) ([]*pathFile, [][]FileUnwrapper, bool) {
 	return pfs, wraps, true
 }
 
-// driveStream runs one job instance's slots on a local path target with
-// the job's engine and reports which engine ran it. It returns false when
-// the stream's files are not local files (another target): the caller
-// then runs it on threads.
-func (c *WallClock) driveStream(st *stream, slots []*slot, raw bool) bool {
+// prepareStream sets up how one job instance's slots run on a local path
+// target with the job's engine, records which engine that is, and
+// returns the function that runs them. Files that are not local files
+// (another target) run on threads. An asynchronous engine's queue is set
+// up here, on the calling goroutine's thread, which stays locked to it
+// until the returned function has run: io_uring's single issuer is the
+// thread that set the ring up.
+func (c *WallClock) prepareStream(st *stream, slots []*slot, raw bool) (run func()) {
+	threads := func() { c.runThreads(slots) }
 	j := st.job
 	pfs, wraps, ok := pathFiles(st)
 	if !ok || j.FileByFile || j.Kind != KindBlock {
-		return false
+		return threads
 	}
 	use := EngineUse{Job: j.Name, Requested: j.Engine}
 	defer func() { c.noteEngine(use) }()
@@ -182,8 +186,7 @@ func (c *WallClock) driveStream(st *stream, slots []*slot, raw bool) bool {
 		if j.IODepth > 1 {
 			use.Note = fmt.Sprintf("ioengine=%s keeps one I/O in flight: iodepth=%d has no effect (as in fio)", j.Engine, j.IODepth)
 		}
-		c.runThreads(slots[:1])
-		return true
+		return func() { c.runThreads(slots[:1]) }
 	}
 	var chain []Engine
 	switch j.Engine {
@@ -212,7 +215,6 @@ func (c *WallClock) driveStream(st *stream, slots []*slot, raw bool) bool {
 		}
 	}
 	runtime.LockOSThread() // io_uring's single issuer: the thread that sets the ring up submits
-	defer runtime.UnlockOSThread()
 	var whys []string
 	for _, e := range chain {
 		mk := queueFactories[e]
@@ -229,17 +231,19 @@ func (c *WallClock) driveStream(st *stream, slots []*slot, raw bool) bool {
 		if e != j.Engine && j.Engine != EngineAuto {
 			use.Note = fmt.Sprintf("ioengine=%s is not available (%s): ran on %s", j.Engine, strings.Join(whys, "; "), e)
 		}
-		c.runQueue(st, slots, q, pfs, wraps)
-		q.close()
-		return true
+		return func() {
+			defer runtime.UnlockOSThread()
+			defer q.close()
+			c.runQueue(st, slots, q, pfs, wraps)
+		}
 	}
+	runtime.UnlockOSThread()
 	if !j.Direct && j.Engine != EngineLibaio {
 		whys = append(whys, "libaio is for direct I/O only")
 	}
 	use.Used = engineThreads
 	use.Note = fmt.Sprintf("no asynchronous engine (%s): ran on a thread per outstanding I/O", strings.Join(whys, "; "))
-	c.runThreads(slots)
-	return true
+	return threads
 }
 
 // noteEngine records which engine ran a job.

@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -10,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nasemu/nasemu/models/fixed"
 )
 
 // TestIOEngines runs random writes, then random reads of the same file,
@@ -283,4 +286,62 @@ func TestIOEngineFixedBufs(t *testing.T) {
 			t.Errorf("%q: engines %+v", opt, used)
 		}
 	}
+}
+
+// TestShortRunCountsInFlight runs 1 MiB sequential reads at QD32 for a
+// runtime far shorter than filling the job's buffers with random data
+// (32 MiB) or setting its engine up takes, on each engine of a path
+// target and on a simulated device whose every I/O outlasts the runtime.
+// As in fio, the runtime counts from the first submission and the I/Os
+// in flight when it ends are waited for and counted: every target shows
+// at least the queue it filled, and its time covers their completion.
+func TestShortRunCountsInFlight(t *testing.T) {
+	const qd = 32
+	job := Job{Name: "r", RW: Read, BS: 1 << 20, Size: 64 << 20, IODepth: qd, TimeBased: true, Runtime: time.Millisecond}
+	check := func(t *testing.T, r Result, atLeast int64) {
+		t.Helper()
+		if r.IOs < atLeast || r.IOPS <= 0 || r.Seconds <= 0 {
+			t.Errorf("%d I/Os, %.0f IOPS in %.4f s, want at least %d I/Os", r.IOs, r.IOPS, r.Seconds, atLeast)
+		}
+	}
+	if runtime.GOOS == "linux" {
+		dir := t.TempDir()
+		for _, tc := range []struct {
+			engine Engine
+			direct bool
+			want   int64
+		}{
+			{EngineIOUring, true, qd},
+			{EngineIOUring, false, qd},
+			{EngineLibaio, true, qd},
+			{EnginePsync, false, 1}, // one I/O in flight whatever iodepth says
+		} {
+			t.Run(fmt.Sprintf("engine=%s/direct=%t", tc.engine, tc.direct), func(t *testing.T) {
+				tg, err := OpenPath(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				j := job
+				j.Engine, j.Direct, j.Filename = tc.engine, tc.direct, "short.dat"
+				rep, err := Run(tg, []Job{j}, Options{Seed: 1})
+				if errors.Is(err, ErrTarget) && strings.Contains(err.Error(), "O_DIRECT") {
+					t.Skipf("the test directory's file system has no O_DIRECT: %v", err)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				check(t, rep.Results[0], tc.want)
+			})
+		}
+	}
+	t.Run("target=sim", func(t *testing.T) {
+		// One unit, 20 ms per I/O: the queue's I/Os complete one after
+		// another long after the 1 ms runtime, the last at 32 × 20 ms.
+		tg := fixedSim(t, fixed.Config{Capacity: 1 << 30, Units: 1, Read: 20 * time.Millisecond})
+		r := mustRun(t, tg, []Job{job}, Options{Seed: 1}).Results[0]
+		check(t, r, qd)
+		if r.IOs != qd || r.Seconds < qd*0.020 {
+			t.Errorf("%d I/Os over %.3f s, want the %d in flight, the last done at %.3f s", r.IOs, r.Seconds, qd, qd*0.020)
+		}
+	})
 }

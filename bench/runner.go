@@ -844,10 +844,12 @@ func (st *stream) complete(sl *slot, done time.Duration, err error) {
 			origin = o.arrival
 		}
 		c.record(o.dir, done-sl.at, done-origin, o.n, done)
-		if c != st.jr.all {
-			st.jr.all.record(o.dir, done-sl.at, done-origin, o.n, done)
-		}
+		// The job's instances together are read only by the steady-state
+		// check: without ss=, an I/O is counted once, not twice.
 		if j.SteadyState != nil {
+			if c != st.jr.all {
+				st.jr.all.record(o.dir, done-sl.at, done-origin, o.n, done)
+			}
 			st.jr.checkSteady(done)
 		}
 	case opClose:
@@ -1032,25 +1034,13 @@ func runGroup(t Target, jobs []Job, firstIndex int, seed uint64, genesis *time.D
 		}
 	}
 	clock.Wait(opened)
-	start := clock.Now()
-	if *genesis < 0 {
-		*genesis = start
-	}
-	windowStart := time.Duration(math.MaxInt64) // the first job's start: utilisation is over [windowStart, the group's end]
-	for _, jr := range runs {
-		windowStart = min(windowStart, jr.job.startAt(start, *genesis))
-	}
-	accountsBefore := snapshotAccounts(t, windowStart)
+	// The slots and their buffers are made before the clock starts, as
+	// fio allocates its io_us before a job's runtime begins: filling a
+	// job's buffers with random data takes long enough (8 MiB at 1 MiB
+	// QD8) to eat a short runtime before the first I/O.
 	var slots []*slot
 	for _, st := range streams {
 		j := st.job
-		st.start = j.startAt(start, *genesis)
-		st.measure = st.start + j.RampTime
-		st.arrival = [3]time.Duration{st.start, st.start, st.start}
-		st.winEnd = st.start + j.LatWindow
-		if j.Runtime > 0 {
-			st.deadline = st.measure + j.Runtime
-		}
 		for i := range j.IODepth {
 			sl := &slot{st: st, idx: i}
 			if t.Mode() == Real && j.Kind == KindBlock {
@@ -1060,14 +1050,41 @@ func runGroup(t Target, jobs []Job, firstIndex int, seed uint64, genesis *time.D
 			slots = append(slots, sl)
 		}
 	}
-	for _, jr := range runs {
-		from := jr.job.startAt(start, *genesis) + jr.job.RampTime
-		jr.all = newCollector(from)
-		for _, c := range jr.cols {
-			c.from = from
+	var windowStart time.Duration // the first job's start: utilisation is over [windowStart, the group's end]
+	var accountsBefore *accountSnapshot
+	// begin starts the group's clock: the clock calls it once every job
+	// instance is ready to submit (its engine set up), so that, as in
+	// fio, a job's runtime counts from its first I/O's submission, not
+	// from its set-up.
+	begin := func() {
+		start := clock.Now()
+		if *genesis < 0 {
+			*genesis = start
+		}
+		windowStart = time.Duration(math.MaxInt64)
+		for _, jr := range runs {
+			windowStart = min(windowStart, jr.job.startAt(start, *genesis))
+		}
+		accountsBefore = snapshotAccounts(t, windowStart)
+		for _, st := range streams {
+			j := st.job
+			st.start = j.startAt(start, *genesis)
+			st.measure = st.start + j.RampTime
+			st.arrival = [3]time.Duration{st.start, st.start, st.start}
+			st.winEnd = st.start + j.LatWindow
+			if j.Runtime > 0 {
+				st.deadline = st.measure + j.Runtime
+			}
+		}
+		for _, jr := range runs {
+			from := jr.job.startAt(start, *genesis) + jr.job.RampTime
+			jr.all = newCollector(from)
+			for _, c := range jr.cols {
+				c.from = from
+			}
 		}
 	}
-	clock.drive(slots)
+	clock.drive(slots, begin)
 	windowEnd := clock.Now()
 	accountsAfter := snapshotAccounts(t, windowEnd)
 	var errs []error

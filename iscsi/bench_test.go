@@ -107,6 +107,32 @@ iodepth=4
 	}
 }
 
+// TestShortRunCountsInFlight: a 1 MiB job at QD8 on a LUN whose every
+// I/O outlasts the runtime still counts the eight I/Os it had in flight
+// when the runtime ended, as fio waits for and counts them.
+func TestShortRunCountsInFlight(t *testing.T) {
+	const size = 64 << 20
+	d, err := fixed.New(fixed.Config{Capacity: size, Units: 1, Read: 5 * time.Millisecond, Write: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tt := startTarget(t, d, emu.NewMemStore(size), TargetConfig{})
+	cfg, lun, _ := ParseURL("iscsi://" + tt.addr + "/" + testIQN + "/0")
+	lt, err := OpenLUN(context.Background(), "iscsi", cfg, lun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lt.Close()
+	jobs := []bench.Job{{Name: "r", RW: bench.Read, BS: 1 << 20, IODepth: 8, Size: 16 << 20, Direct: true, TimeBased: true, Runtime: time.Millisecond}}
+	rep, err := bench.Run(lt, jobs, bench.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rep.Results[0]; r.IOs < 8 || r.IOPS <= 0 || r.Seconds < 0.005 {
+		t.Errorf("%d I/Os, %.0f IOPS in %.4f s: want the 8 in flight counted, over at least one I/O's 5 ms", r.IOs, r.IOPS, r.Seconds)
+	}
+}
+
 // iscsi-perf (libiscsi's load generator, 4 KiB random reads at QD32)
 // against the emulated LUN agrees with sim: of the same model.
 func TestISCSIPerfAgreesWithSim(t *testing.T) {

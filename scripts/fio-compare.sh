@@ -13,7 +13,11 @@
 # headline percentiles) and of total latency (lat: from the I/O's
 # preparation, clat plus submission). A row passes when the median IOPS
 # ratio is at least MIN_RATIO and the median clat and lat p99.9 ratios at
-# most MAX_P999. The job files say thread: fio runs its job as a thread of
+# most MAX_P999. A third figure does not depend on how much of the CPU
+# the host's other tenants leave a run: the CPU time (user and system) a
+# tool's process spent per I/O, its ramp included in both the time and
+# (estimated at the measured rate) the I/Os; its ratio is the engines'
+# own cost side by side. The job files say thread: fio runs its job as a thread of
 # its main process (on this kind of host nearly twice as fast as a forked
 # job process at QD1), as nasemu runs goroutines; nasemu accepts thread
 # without effect.
@@ -86,13 +90,16 @@ iodepth=$3
 JOB
 	echo "$f"
 }
-# figures tool job dir -> "IOPS clat_p99.9_us lat_p99.9_us"
+# figures tool job dir -> "IOPS clat_p99.9_us lat_p99.9_us cpu_us_per_io"
 figures() {
-	case $1 in
-	fio) fio --directory="$dir" --output-format=json --output="$work/out.json" "$2" ;;
-	nasemu) "$nasemu" bench --quiet --target "$dir" --job "$2" --output-format=json >"$work/out.json" ;;
-	esac
-	jq -r --arg d "$3" '.jobs[0][$d] | "\(.iops) \(.clat_ns.percentile["99.900000"] / 1000) \(.lat_ns.percentile["99.900000"] / 1000)"' "$work/out.json"
+	local TIMEFORMAT='%3U %3S' u s
+	{ time case $1 in
+		fio) fio --directory="$dir" --output-format=json --output="$work/out.json" "$2" ;;
+		nasemu) "$nasemu" bench --quiet --target "$dir" --job "$2" --output-format=json >"$work/out.json" ;;
+		esac 2>&3; } 3>&2 2>"$work/cpu"
+	read -r u s <"$work/cpu"
+	jq -r --arg d "$3" --argjson cpu "$(awk -v u="$u" -v s="$s" 'BEGIN {print u + s}')" --argjson t "$((runtime + ramp))" \
+		'.jobs[0][$d] | "\(.iops) \(.clat_ns.percentile["99.900000"] / 1000) \(.lat_ns.percentile["99.900000"] / 1000) \($cpu * 1e6 / ([.iops * $t, 1] | max))"' "$work/out.json"
 }
 median() { # values... -> median
 	printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'
@@ -101,7 +108,8 @@ range() { # values... -> "min max"
 	printf '%s\n' "$@" | sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {print lo, hi}'
 }
 
-declare -A fi fc fl ni nc nl
+declare -A fi fc fl fu ni nc nl nu
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for r in $(seq "$rounds"); do
 	for row in "${rows[@]}"; do
 		set -- $row
@@ -111,11 +119,11 @@ for r in $(seq "$rounds"); do
 		order="fio nasemu"
 		[ $((r % 2)) = 0 ] && order="nasemu fio"
 		for tool in $order; do
-			read -r i c l < <(figures $tool "$f" $d)
-			echo "$r $tool $row $i $c $l" >>"$raw"
+			read -r i c l u < <(figures $tool "$f" $d)
+			echo "$r $tool $row $i $c $l $u $(cut -d' ' -f1 /proc/loadavg)" >>"$raw"
 			case $tool in
-			fio) fi[$row]+=" $i" fc[$row]+=" $c" fl[$row]+=" $l" ;;
-			nasemu) ni[$row]+=" $i" nc[$row]+=" $c" nl[$row]+=" $l" ;;
+			fio) fi[$row]+=" $i" fc[$row]+=" $c" fl[$row]+=" $l" fu[$row]+=" $u" ;;
+			nasemu) ni[$row]+=" $i" nc[$row]+=" $c" nl[$row]+=" $l" nu[$row]+=" $u" ;;
 			esac
 		done
 	done
@@ -123,7 +131,8 @@ done
 
 printf 'engine %s, %s, %s s per run after %s s ramp, %s rounds; medians of the rounds, ratio nasemu/fio (range over the rounds)\n' \
 	"$engine" "$dir" "$runtime" "$ramp" "$rounds"
-printf '%-24s %8s %8s %17s %9s %9s %17s %17s %s\n' job "fio IOPS" nasemu "IOPS ratio" "fio clat" nasemu "clat p99.9 ratio" "lat p99.9 ratio" ""
+printf 'load average (1, 5, 15 min) %s at the start, %s at the end; %s cores\n' "$load0" "$(cut -d' ' -f1-3 /proc/loadavg)" "$(nproc)"
+printf '%-24s %8s %8s %17s %9s %9s %17s %17s %6s %6s %5s %s\n' job "fio IOPS" nasemu "IOPS ratio" "fio clat" nasemu "clat p99.9 ratio" "lat p99.9 ratio" "fio µs" nasemu "CPU/IO" ""
 status=0
 for row in "${rows[@]}"; do
 	set -- $row
@@ -135,8 +144,11 @@ for row in "${rows[@]}"; do
 	read -ra e <<<"${nc[$row]}"
 	read -ra g <<<"${fl[$row]}"
 	read -ra h <<<"${nl[$row]}"
-	ri=() rc=() rl=()
+	read -ra m <<<"${fu[$row]}"
+	read -ra o <<<"${nu[$row]}"
+	ri=() rc=() rl=() ru=()
 	for k in "${!a[@]}"; do
+		ru+=("$(awk -v x="${o[k]}" -v y="${m[k]}" 'BEGIN {print x/y}')")
 		ri+=("$(awk -v x="${b[k]}" -v y="${a[k]}" 'BEGIN {print x/y}')")
 		rc+=("$(awk -v x="${e[k]}" -v y="${c[k]}" 'BEGIN {print x/y}')")
 		rl+=("$(awk -v x="${h[k]}" -v y="${g[k]}" 'BEGIN {print x/y}')")
@@ -148,9 +160,10 @@ for row in "${rows[@]}"; do
 	awk -v n="$1 $2 QD$3 $mode" -v fi="$(median "${a[@]}")" -v ni="$(median "${b[@]}")" \
 		-v fc="$(median "${c[@]}")" -v nc="$(median "${e[@]}")" \
 		-v mi="$mi" -v ri="$(range "${ri[@]}")" -v mc="$mc" -v rc="$(range "${rc[@]}")" \
-		-v ml="$ml" -v rl="$(range "${rl[@]}")" -v v="$verdict" 'BEGIN {
+		-v ml="$ml" -v rl="$(range "${rl[@]}")" -v fu="$(median "${m[@]}")" -v nu="$(median "${o[@]}")" \
+		-v mu="$(median "${ru[@]}")" -v v="$verdict" 'BEGIN {
 		split(ri, x, " "); split(rc, y, " "); split(rl, z, " ")
-		printf "%-24s %8.0f %8.0f %5.2f (%4.2f-%4.2f) %9.0f %9.0f %5.2f (%4.2f-%4.2f) %5.2f (%4.2f-%4.2f) %s\n",
-			n, fi, ni, mi, x[1], x[2], fc, nc, mc, y[1], y[2], ml, z[1], z[2], v }'
+		printf "%-24s %8.0f %8.0f %5.2f (%4.2f-%4.2f) %9.0f %9.0f %5.2f (%4.2f-%4.2f) %5.2f (%4.2f-%4.2f) %6.1f %6.1f %5.2f %s\n",
+			n, fi, ni, mi, x[1], x[2], fc, nc, mc, y[1], y[2], ml, z[1], z[2], fu, nu, mu, v }'
 done
 exit $status

@@ -163,3 +163,19 @@ func TestSessionCap(t *testing.T) {
 		t.Error("no I/O")
 	}
 }
+
+// TestShortRunCountsInFlight: a 1 MiB job at QD8 whose runtime ends
+// before the first I/O can complete still counts the eight I/Os it had
+// in flight, as fio waits for and counts them.
+func TestShortRunCountsInFlight(t *testing.T) {
+	srv := startSamba(t)
+	tg := openTarget(t, srv.urlWithPassword(""))
+	jobs := []bench.Job{{Name: "r", RW: bench.Read, BS: 1 << 20, IODepth: 8, Size: 16 << 20, Filename: "short.dat", TimeBased: true, Runtime: time.Millisecond}}
+	rep, err := bench.Run(tg, jobs, bench.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rep.Results[0]; r.IOs < 8 || r.IOPS <= 0 {
+		t.Errorf("%d I/Os, %.0f IOPS: want the 8 in flight counted", r.IOs, r.IOPS)
+	}
+}
