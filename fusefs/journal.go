@@ -367,6 +367,11 @@ func (f *FS) rollbackLocked() (int, []notice) {
 		if removed {
 			child = parent.GetChild(name)
 			parent.RmChild(name)
+			if child != nil {
+				if nd, ok := child.Operations().(*node); ok {
+					nd.undone.Store(true)
+				}
+			}
 		}
 		notes = append(notes, notice{parent: parent, child: child, name: name})
 	}

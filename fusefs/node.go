@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -19,6 +20,8 @@ type node struct {
 
 	dirsMu sync.Mutex
 	dirs   []*dirHandle // a directory's open handles (see openDir)
+
+	undone atomic.Bool // a power loss undid its create (see Open)
 }
 
 var (

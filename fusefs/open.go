@@ -93,13 +93,14 @@ func (n *node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 	}
 	boot := n.fs.reboot.boot.Load() // stable while the journal is locked
 	lfh, _, errno := n.LoopbackNode.Open(ctx, bflags)
-	if errno == syscall.ENOENT {
-		// The kernel opened a name it has cached, but the file is gone:
-		// a power loss undid its create (the kernel learns of that only
-		// after the rollback) or the backing directory changed behind the
-		// share. ESTALE makes the kernel look the name up again and retry
-		// once, so an open with O_CREAT creates the file, as after a NAS
-		// reboot, instead of failing with ENOENT.
+	if errno == syscall.ENOENT && n.undone.Load() {
+		// The kernel opened a name it has cached, but a power loss undid
+		// the file's create (the kernel learns of that only after the
+		// rollback). ESTALE makes the kernel look the name up again and
+		// retry once, so an open with O_CREAT creates the file, as after a
+		// NAS reboot, instead of failing with ENOENT. Other opens of a
+		// name gone (a rename raced them) keep ENOENT, as on a local
+		// filesystem.
 		errno = syscall.ESTALE
 	}
 	if errno == 0 && trunc {
