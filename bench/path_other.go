@@ -5,3 +5,6 @@ package bench
 const oDirect = 0
 
 func readOnlyFS(string) bool { return false }
+
+// invalidate is a no-op where posix_fadvise is not available.
+func (f *pathFile) invalidate() error { return nil }
