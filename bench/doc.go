@@ -131,10 +131,13 @@
 // permutation of the blocks (still each once per pass). Jobs with openfiles=1 (file-by-file: create or open, transfer, close,
 // next file) run at iodepth 1. Jobs of a group with the same file name
 // share it, as in fio; laying out a file for reads writes it once,
-// sequentially, before the group's clock starts. slat is written as 0;
-// on a path target's asynchronous engines (io_uring, libaio) clat runs,
-// as in fio, from the return of the system call that submitted the I/O
-// and lat from its preparation, so lat less clat is the submission time.
+// sequentially, before the group's clock starts. On a path target's
+// asynchronous engines (io_uring, libaio) clat runs, as in fio, from the
+// return of the system call that submitted the I/O, lat from its
+// preparation, and slat, the difference, is recorded as fio records it;
+// the synchronous engines have no slat, as in fio, and neither has a
+// sim: target: its models' latencies are measured at the host and hold
+// the submission, which nothing in them separates.
 // On a sim: target, I/O that reaches no device (the null engine,
 // /dev/null and /dev/zero, fallocate, an emulated zone's reset) takes the
 // host CPU time measured for it with fio (hostcost.go), one at a time per

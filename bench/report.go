@@ -73,6 +73,12 @@ type DirResult struct {
 	IOPS  float64 `json:"iops"`
 	MBps  float64 `json:"mbps"`
 	Lat   Latency `json:"lat_us"`
+	// Clat runs from the return of the submitting system call, Slat from
+	// the I/O's preparation to that return (fio's clat and slat); Slat is
+	// there only where the engine submits asynchronously on a real
+	// target, as fio records slat only for engines that queue.
+	Clat *Latency `json:"clat_us,omitempty"`
+	Slat *Latency `json:"slat_us,omitempty"`
 }
 
 // LatBin is one bin of a latency histogram: Count I/Os took at least
@@ -93,6 +99,10 @@ type Latency struct {
 	P99  float64 `json:"p99"`
 	P999 float64 `json:"p999"`
 	Max  float64 `json:"max"`
+	// Min and Stddev (the sample standard deviation, as fio's) are
+	// extensions of the contract's fields above.
+	Min    float64 `json:"min"`
+	Stddev float64 `json:"stddev"`
 }
 
 // Formats that WriteFormat knows.

@@ -934,9 +934,9 @@ func (st *stream) complete(sl *slot, done time.Duration, err error) {
 		if o.arrival >= 0 {
 			origin = o.arrival
 		}
-		c.record(o.dir, done-sl.at, done-origin, o.n, done)
+		c.record(o.dir, sl.slat, done-sl.at, done-origin, o.n, done)
 		if c != st.jr.all {
-			st.jr.all.record(o.dir, done-sl.at, done-origin, o.n, done)
+			st.jr.all.record(o.dir, sl.slat, done-sl.at, done-origin, o.n, done)
 		}
 		if j.SteadyState != nil {
 			st.jr.checkSteady(done)
