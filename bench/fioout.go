@@ -126,6 +126,7 @@ type fioOutput struct {
 	Time          string            `json:"time"`
 	GlobalOptions map[string]string `json:"global options"`
 	Jobs          []fioJob          `json:"jobs"`
+	DiskUtil      []DiskUtil        `json:"disk_util,omitempty"`
 	// Extra to fio's schema: where the figures come from.
 	Target string `json:"nasemu_target"`
 	Mode   Mode   `json:"nasemu_mode"`
@@ -180,6 +181,7 @@ func (r *Report) WriteFio(w io.Writer, format string, now time.Time) error {
 		doc := fioOutput{
 			Version: FioVersion, Timestamp: now.Unix(), TimestampMs: now.UnixMilli(), Time: now.UTC().Format(time.ANSIC),
 			GlobalOptions: map[string]string{}, Jobs: []fioJob{}, Target: r.Target, Mode: r.Mode,
+			DiskUtil: r.DiskUtil,
 		}
 		for _, e := range entries {
 			doc.Jobs = append(doc.Jobs, e.fioJob(format == "json+"))
@@ -478,6 +480,13 @@ func writeFioNormal(w io.Writer, r *Report, entries []fioEntry) error {
 			fj.IODepthLevel["1"], fj.IODepthLevel["2"], fj.IODepthLevel["4"], fj.IODepthLevel["8"],
 			fj.IODepthLevel["16"], fj.IODepthLevel["32"], fj.IODepthLevel[">=64"])
 		fmt.Fprintf(w, "     issued rwts: total=%d,%d,%d,0\n", fj.Read.TotalIOs, fj.Write.TotalIOs, fj.Trim.TotalIOs)
+	}
+	if len(r.DiskUtil) > 0 {
+		fmt.Fprintf(w, "\nDisk stats (read/write):\n")
+		for _, d := range r.DiskUtil {
+			fmt.Fprintf(w, "  %s: ios=%d/%d, merge=%d/%d, ticks=%d/%d, in_queue=%d, util=%.2f%%\n", d.Name,
+				d.ReadIOs, d.WriteIOs, d.ReadMerges, d.WriteMerges, d.ReadTicks, d.WriteTicks, d.InQueue, d.Util)
+		}
 	}
 	_, err := fmt.Fprintln(w)
 	return err

@@ -272,7 +272,11 @@ func (p *Path) Remove(at time.Duration, name string) (time.Duration, error) {
 // invalidate).
 type invalidator interface{ invalidate() error }
 
-var _ invalidator = (*pathFile)(nil)
+var (
+	_ invalidator = (*pathFile)(nil)
+	_ diskStater  = (*Path)(nil)
+	_ diskStater  = (*Sim)(nil)
+)
 
 // pathFile is an open local file: pread and pwrite at explicit offsets,
 // safe for concurrent use.

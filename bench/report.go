@@ -22,6 +22,9 @@ type Report struct {
 	Description string         `json:"description,omitempty"`
 	Results     []Result       `json:"results"`
 	Device      DeviceCounters `json:"device"`
+	// DiskUtil is fio's disk_util of the device under the target over
+	// the run (absent where there is none: tmpfs, a file share).
+	DiskUtil []DiskUtil `json:"disk_util,omitempty"`
 }
 
 // Result is one job's figures. MBps is 10^6 bytes per second; Seconds is

@@ -53,6 +53,7 @@ func Run(t Target, jobs []Job, opt Options) (*Report, error) {
 	}
 	genesis := time.Duration(-1) // when the first group's clock started
 	zones := map[string]*zoneSet{}
+	disk := startDiskUtil(t)
 	for _, g := range groups {
 		res, err := runGroup(t, jobs[g[0]:g[1]], g[0], opt.Seed, &genesis, zones)
 		if err != nil {
@@ -66,7 +67,52 @@ func Run(t Target, jobs []Job, opt Options) (*Report, error) {
 	if cs, ok := t.(CounterSource); ok {
 		rep.Device = cs.DeviceCounters()
 	}
+	rep.DiskUtil = disk.end()
 	return rep, nil
+}
+
+// diskRun is a target's disk statistics and accounts at a run's start.
+type diskRun struct {
+	t        Target
+	before   []diskCounters
+	accounts []models.Account
+}
+
+// startDiskUtil snapshots the statistics of the device under t, if it
+// has any.
+func startDiskUtil(t Target) *diskRun {
+	ds, ok := unwrapTarget(t).(diskStater)
+	if !ok {
+		return nil
+	}
+	before, ok := ds.diskStats()
+	if !ok {
+		return nil
+	}
+	r := &diskRun{t: t, before: before}
+	if src, ok := unwrapTarget(t).(AccountSource); ok {
+		r.accounts = src.Accounts(t.Clock().Now())
+	}
+	return r
+}
+
+// end returns the run's disk_util.
+func (r *diskRun) end() []DiskUtil {
+	if r == nil {
+		return nil
+	}
+	after, ok := unwrapTarget(r.t).(diskStater).diskStats()
+	if !ok {
+		return nil
+	}
+	out := diskUtil(r.before, after)
+	if src, ok := unwrapTarget(r.t).(AccountSource); ok && len(out) == 1 && r.accounts != nil {
+		now := r.t.Clock().Now()
+		if u, ok := aggrUtil(r.accounts, src.Accounts(now), now-r.before[0].at); ok {
+			out[0].AggrUtil = &u
+		}
+	}
+	return out
 }
 
 // splitGroups returns the [lo, hi) index ranges of the groups: a new group
