@@ -47,8 +47,9 @@ func TestFioJobFilesRun(t *testing.T) {
 		for _, kind := range []string{"sim", "dir"} {
 			t.Run(filepath.Base(file)+"/"+kind, func(t *testing.T) {
 				var tg Target = sn700(t)
+				var dir string
 				if kind == "dir" {
-					dir := t.TempDir()
+					dir = t.TempDir()
 					p, err := OpenPath(dir)
 					if err != nil {
 						t.Fatal(err)
@@ -67,6 +68,11 @@ func TestFioJobFilesRun(t *testing.T) {
 					}
 				}
 				checkFioOptions(t, kind, by)
+				if _, ok := by["create-only"]; ok && kind == "dir" { // create_only lays the file out
+					if fi, err := os.Stat(filepath.Join(dir, "create-only.0.0")); err != nil || fi.Size() != 1<<20 {
+						t.Errorf("create_only: %v, %v", fi, err)
+					}
+				}
 				if kind == "dir" {
 					logs := t.TempDir()
 					if err := rep.WriteLogs(logs); err != nil {
