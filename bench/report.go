@@ -77,11 +77,13 @@ type DirResult struct {
 	MBps  float64 `json:"mbps"`
 	Lat   Latency `json:"lat_us"`
 	// Clat runs from the return of the submitting system call, Slat from
-	// the I/O's preparation to that return (fio's clat and slat); Slat is
-	// there only where the engine submits asynchronously on a real
-	// target, as fio records slat only for engines that queue.
-	Clat *Latency `json:"clat_us,omitempty"`
-	Slat *Latency `json:"slat_us,omitempty"`
+	// the I/O's preparation to that return (fio's clat and slat). Slat is
+	// recorded only where the engine submits asynchronously on a real
+	// target, as fio records slat only for engines that queue; elsewhere
+	// it is zeros, as fio's slat_ns then is (N 0), so that every target's
+	// report has the same shape.
+	Clat Latency `json:"clat_us"`
+	Slat Latency `json:"slat_us"`
 }
 
 // LatBin is one bin of a latency histogram: Count I/Os took at least

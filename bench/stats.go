@@ -350,12 +350,8 @@ func (c *collector) result(j *Job) Result {
 			src = ds.clat
 		}
 		dr.Lat = latency(src, ds.lm)
-		clat := latency(ds.clat, ds.cm)
-		dr.Clat = &clat
-		if ds.slat != nil {
-			slat := latency(ds.slat, ds.sm)
-			dr.Slat = &slat
-		}
+		dr.Clat = latency(ds.clat, ds.cm)
+		dr.Slat = latency(ds.slat, ds.sm)
 		switch Dir(d) {
 		case DirRead:
 			r.Read = dr
