@@ -129,6 +129,7 @@ var refusedWhenSet = map[string]string{
 	"force_async":           "force_async (IOSQE_ASYNC) is not implemented",
 	"nonvectored":           "nonvectored is an io_uring_cmd option; the io_uring engine submits as fio's does",
 	"serialize_overlap":     "serialize_overlap=1 is not implemented: overlapping I/Os in flight are not serialized",
+	"ioscheduler":           "ioscheduler: nasemu does not switch the host's I/O scheduler; set it in /sys/block before the run",
 }
 
 // fioOption is one key=value line.
@@ -730,7 +731,11 @@ func applyFio(j *Job, o fioOption, st *fioState) error {
 	case "thinktime_blocks":
 		j.ThinkBlocks, err = parseIntField(v, 1, 1<<30)
 	case "thinktime_blocks_type":
-		if v != "complete" && v != "issue" {
+		switch v {
+		case "complete":
+		case "issue":
+			return fmt.Errorf("thinktime_blocks_type=issue is not implemented: thinktime follows thinktime_blocks completed I/Os (complete, fio's default)")
+		default:
 			return fmt.Errorf("%q: want complete or issue", v)
 		}
 		record(j, o.key, v)
