@@ -67,11 +67,17 @@
 // ends when its per-second samples meet it); verify (data that is a
 // function of file and offset, read back after the writes or every
 // verify_backlog writes and compared on real targets; simulated targets
-// store no data and only pay for the reads), sync, fsync, fdatasync,
+// store no data and only pay for the reads); verify-trim
+// (trim_percentage of the writes logged for verify trimmed in batches of
+// trim_backlog_batch every trim_backlog writes, then verified as zeros,
+// or not verified with trim_verify_zero=0, as fio's trim.c); create_only
+// (the files laid out, no I/O); invalidate (a path target's cached pages
+// of the job's files dropped before it, fio's default); sync, fsync, fdatasync,
 // end_fsync, fsync_on_close, pre_read; stonewall, new_group, wait_for (a
 // job that waits for one of its group starts a new group), exitall,
 // continue_on_error; zonemode=strided and zonemode=zbd (emulated zones, as
-// fio emulates them on a device without zones); the engines null,
+// fio emulates them on a device without zones, with zone_reset_threshold
+// and zone_reset_frequency); the engines null,
 // filecreate, filestat, filedelete, dircreate, dirstat, dirdelete,
 // ftruncate and falloc where the target can do them (fileops.go), the
 // block engines (IOKind says what an I/O does; Engine, below, how a path
@@ -102,9 +108,13 @@
 // Options that change nothing the device sees (CPU placement, priorities,
 // reporting) are accepted and recorded in the result's settings; those
 // nasemu approximates (submission batching, io_submit_mode, iodepth_low,
-// rate_cycle, per-write buffer refills and dedupe) are accepted with a
-// note in the result. Options that cannot apply (FDP, protection
-// information, I/O logs, command execution) and unknown ones are errors.
+// rate_cycle, per-write buffer refills and dedupe, create_on_open for
+// block engines, atomic) are accepted with a note in the result. Options
+// that cannot apply (FDP, protection information, I/O logs, command
+// execution) and unknown ones are errors, and so are options that would
+// change the I/O in a way nasemu does not reproduce, when set
+// (refusedWhenSet: sync_file_range, bs_is_seq_rand, hipri, sqthread_poll,
+// experimental_verify, ...).
 //
 // # Limits
 //
@@ -119,7 +129,12 @@
 // (fioout.go): per direction, clat and lat with min, max, mean, stddev and
 // percentiles (percentile_list; lat's with lat_percentiles) in fio's
 // latency buckets, bandwidth and
-// IOPS samples (one a second), iodepth_level, latency_ns/us/ms; a job's
+// IOPS samples (one a second), iodepth_level, latency_ns/us/ms, slat
+// where the engine queues, and disk_util (diskutil.go: /sys/block's
+// statistics of the disk under a path target; on sim: what the setup's
+// device was asked, its util the share of the run it had a request in
+// flight, and aggr_util the busiest drive resource of the model's
+// busy-time accounting); a job's
 // clones one by one, or with group_reporting its reporting group as one.
 // Report.WriteLogs writes write_bw_log, write_lat_log, write_iops_log and
 // write_hist_log files in fio's format (log_avg_msec windows).
@@ -135,10 +150,13 @@
 // every job instance's buffers are filled and its engine is set up; the
 // I/Os in flight when a runtime ends are waited for and counted, as fio
 // counts them, so a runtime shorter than one I/O still measures the
-// queue it filled. slat is written as 0;
-// on a path target's asynchronous engines (io_uring, libaio) clat runs,
-// as in fio, from the return of the system call that submitted the I/O
-// and lat from its preparation, so lat less clat is the submission time.
+// queue it filled. On a path target's
+// asynchronous engines (io_uring, libaio) clat runs, as in fio, from the
+// return of the system call that submitted the I/O, lat from its
+// preparation, and slat, the difference, is recorded as fio records it;
+// the synchronous engines have no slat, as in fio, and neither has a
+// sim: target: its models' latencies are measured at the host and hold
+// the submission, which nothing in them separates.
 // On a sim: target, I/O that reaches no device (the null engine,
 // /dev/null and /dev/zero, fallocate, an emulated zone's reset) takes the
 // host CPU time measured for it with fio (hostcost.go), one at a time per

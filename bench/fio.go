@@ -52,24 +52,23 @@ var fioKinds = map[string]IOKind{
 var recordedOptions = []string{
 	"allow_mounted_write", "atomic", "cgroup", "clat_percentiles", "clocksource", "cmdprio", "cmdprio_bssplit", "cmdprio_class", "cmdprio_percentage",
 	"continue_on_error", "cpumask", "cpus_allowed", "cpus_allowed_policy", "create_fsync", "create_on_open",
-	"create_only", "create_serialize", "dedupe_global", "dedupe_mode", "dedupe_percentage",
+	"create_serialize", "dedupe_global", "dedupe_mode", "dedupe_percentage",
 	"dedupe_working_set_percentage", "description", "disable_bw_measurement", "disable_clat", "disable_lat",
 	"disable_slat", "disk_util", "error_dump", "exit_what", "exitall_on_error",
-	"gtod_cpu", "gtod_reduce", "hugepage-size", "ignore_error", "invalidate", "iomem", "mem",
+	"gtod_cpu", "gtod_reduce", "hugepage-size", "ignore_error", "iomem", "mem",
 	"iomem_align", "ioscheduler", "lat_percentiles", "log_compression", "log_max_value", "log_offset",
 	"log_prio", "log_unix_epoch", "log_alternate_epoch", "log_issue_time", "log_entries", "log_hist_coarseness",
 	"nice", "numa_cpu_nodes", "numa_mem_policy", "per_job_logs", "prio", "prioclass", "prio_percentage",
 	"rate_cycle", "rate_ignore_thinktime", "read_beyond_wp", "randrepeat", "refill_buffers", "scramble_buffers",
 	"slat_percentiles", "stats", "thread", "threads", "uid", "gid", "unified_rw_reporting", "verify_async",
 	"verify_async_cpus", "verify_dump", "verify_fatal", "verify_interval", "verify_offset", "verify_state_load",
-	"verify_state_save", "verify_write_sequence", "verify_header_seed", "zone_reset_frequency",
-	"zone_reset_threshold", "allow_file_create", "unlink_each_loop", "exitall_on_error", "kb_base",
+	"verify_state_save", "verify_write_sequence", "verify_header_seed", "allow_file_create", "unlink_each_loop", "exitall_on_error", "kb_base",
 	"significant_figures", "bs_is_seq_rand", "lockmem", "bs_unaligned", "offset_align", "replay_no_stall",
 	"hipri", "fixedbufs", "registerfiles", "sqthread_poll", "sqthread_poll_cpu", "nonvectored", "uncached",
 	"userspace_reap", "force_async", "sync_file_range", "serialize_overlap", "io_submit_mode",
 	"iodepth_batch", "iodepth_batch_submit", "iodepth_batch_complete", "iodepth_batch_complete_min",
-	"iodepth_batch_complete_max", "iodepth_low", "experimental_verify", "trim_percentage", "trim_verify_zero",
-	"trim_backlog", "trim_backlog_batch", "numa_mem", "write_iolog_chunked", "group_reporting", "new_group",
+	"iodepth_batch_complete_max", "iodepth_low", "experimental_verify",
+	"numa_mem", "write_iolog_chunked", "group_reporting", "new_group",
 	"percentile_list", "ratemin", "rate_min", "rate_iops_min",
 }
 
@@ -85,6 +84,8 @@ var approximatedOptions = map[string]string{
 	"iodepth_low":                "iodepth_low: the queue is refilled at once, not after draining to iodepth_low",
 	"io_submit_mode":             "io_submit_mode: submission is inline; offload's thread is not modelled",
 	"rate_cycle":                 "rate_cycle: rate_min is checked over the whole run",
+	"create_on_open":             "create_on_open: the file engines create in the run; a block engine's files are created before the timed phase",
+	"atomic":                     "atomic: writes are not flagged RWF_ATOMIC; their offsets and sizes are the same",
 	"dedupe_percentage":          "dedupe_percentage: each slot's buffer is filled once, not per write; no model deduplicates",
 	"refill_buffers":             "refill_buffers: each slot's buffer is filled once, not per write",
 	"scramble_buffers":           "scramble_buffers: each slot's buffer is filled once, not per write",
@@ -108,6 +109,27 @@ var refusedOptions = map[string]string{
 	"write_iolog":    "writing an I/O log is not implemented",
 	"exec_prerun":    "nasemu runs no commands from a job file",
 	"exec_postrun":   "nasemu runs no commands from a job file",
+}
+
+// refusedWhenSet change the I/O in a way nasemu does not reproduce when
+// they are set (a value other than 0); at 0, fio's default, they are
+// recorded. Each says why.
+var refusedWhenSet = map[string]string{
+	"bs_is_seq_rand":        "bs_is_seq_rand=1 (block sizes by sequential and random instead of read and write) is not implemented",
+	"bs_unaligned":          "bs_unaligned=1 (bsrange sizes that are not multiples of the smallest) is not implemented",
+	"offset_align":          "offset_align (the alignment of a percentage offset) is not implemented; give offset in bytes",
+	"sync_file_range":       "sync_file_range is not implemented; fdatasync=N writes back every N writes",
+	"unlink_each_loop":      "unlink_each_loop=1 (remove the files after each loop) is not implemented",
+	"read_beyond_wp":        "read_beyond_wp=1: reads of emulated zones stay below the write pointer (fio's default, 0)",
+	"rate_ignore_thinktime": "rate_ignore_thinktime=1 is not implemented: thinktime delays rate-paced I/O",
+	"experimental_verify":   "experimental_verify=1 (verify by replaying the offsets instead of logging them) is not implemented; verify logs the writes",
+	"hipri":                 "hipri=1 (polled completions) is not implemented; completions are interrupt-driven",
+	"sqthread_poll":         "sqthread_poll=1 (a kernel thread polls the submission queue) is not implemented; each I/O is submitted by a system call",
+	"uncached":              "uncached=1 (RWF_DONTCACHE) is not implemented",
+	"force_async":           "force_async (IOSQE_ASYNC) is not implemented",
+	"nonvectored":           "nonvectored is an io_uring_cmd option; the io_uring engine submits as fio's does",
+	"serialize_overlap":     "serialize_overlap=1 is not implemented: overlapping I/Os in flight are not serialized",
+	"ioscheduler":           "ioscheduler: nasemu does not switch the host's I/O scheduler; set it in /sys/block before the run",
 }
 
 // fioOption is one key=value line.
@@ -363,6 +385,11 @@ func buildFioJob(section, secPos string, all []fioOption) (Job, []error) {
 	}
 	if j.Verify != "" {
 		j.DoVerify = st.doVerify != 0
+	}
+	if j.TrimPct > 0 && !j.trimVerify() {
+		// fio trims the blocks it logs for verify only with verify and
+		// trim_backlog set (its td->trim_verify); so does nasemu.
+		j.Notes = append(j.Notes, "trim_percentage: fio trims nothing without verify and trim_backlog, nor does nasemu")
 	}
 	if j.SPRandom { // fio's defaults under sprandom
 		j.LFSR = j.LFSR || !st.rngSet
@@ -704,7 +731,11 @@ func applyFio(j *Job, o fioOption, st *fioState) error {
 	case "thinktime_blocks":
 		j.ThinkBlocks, err = parseIntField(v, 1, 1<<30)
 	case "thinktime_blocks_type":
-		if v != "complete" && v != "issue" {
+		switch v {
+		case "complete":
+		case "issue":
+			return fmt.Errorf("thinktime_blocks_type=issue is not implemented: thinktime follows thinktime_blocks completed I/Os (complete, fio's default)")
+		default:
 			return fmt.Errorf("%q: want complete or issue", v)
 		}
 		record(j, o.key, v)
@@ -756,6 +787,22 @@ func applyFio(j *Job, o fioOption, st *fioState) error {
 		}
 	case "verify_backlog":
 		j.VerifyBacklog, err = parseInt(v, 0, 1<<40)
+	case "trim_percentage":
+		j.TrimPct, err = parseIntField(v, 0, 100)
+	case "trim_backlog":
+		j.TrimBacklog, err = parseSize(v, kb) // fio reads it as a value with units
+	case "trim_backlog_batch":
+		j.TrimBatch, err = parseIntField(v, 0, 1<<30)
+	case "trim_verify_zero":
+		var b bool
+		b, err = parseBool(v)
+		j.TrimNoZero = !b
+	case "invalidate":
+		var b bool
+		b, err = parseBool(v)
+		j.NoInvalidate = !b
+	case "create_only":
+		j.CreateOnly, err = parseBool(v)
 	case "verify_pattern":
 		j.VerifyPattern, err = parsePattern(v)
 		if j.Verify == "" {
@@ -778,6 +825,16 @@ func applyFio(j *Job, o fioOption, st *fioState) error {
 		default:
 			return fmt.Errorf("%q: want none, strided or zbd", v)
 		}
+	case "zone_reset_threshold", "zone_reset_frequency":
+		var f float64
+		if f, err = strconv.ParseFloat(v, 64); err != nil || !(f >= 0 && f <= 1) {
+			return fmt.Errorf("%q: a fraction from 0 to 1", v)
+		}
+		if o.key == "zone_reset_threshold" {
+			j.ZoneResetThreshold = f
+		} else {
+			j.ZoneResetFreq = f
+		}
 	case "zonerange":
 		j.ZoneRange, err = size(v)
 	case "zoneskip":
@@ -799,6 +856,9 @@ func applyFio(j *Job, o fioOption, st *fioState) error {
 		n, err = parseInt(v, 0, 1<<31)
 		j.LogAvg = time.Duration(n) * time.Millisecond
 	default:
+		if why, ok := refusedWhenSet[o.key]; ok && v != "0" {
+			return errors.New(why)
+		}
 		if !slices.Contains(recordedOptions, o.key) {
 			return fmt.Errorf("not an option nasemu knows (nor, as far as it knows, fio); check the spelling")
 		}

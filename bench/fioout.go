@@ -17,7 +17,11 @@ import (
 // measurements: clat is from issue to completion (on a path target's
 // asynchronous engines, from the return of the submitting system call, as
 // fio takes it), lat from the intended arrival of a paced I/O (else its
-// preparation) to completion, slat is written as 0. Percentiles and json+ bins
+// preparation) to completion, slat from preparation to the return of the
+// submitting system call where the engine queues (io_uring, libaio on a
+// path target; fio records no slat for its synchronous engines, and a
+// sim: target's latencies, measured at the host, hold the submission
+// undivided, so it has none either: N is 0). Percentiles and json+ bins
 // are in fio's latency buckets, computed as fio computes them. A job's
 // clones (numjobs) are reported one by one, or with group_reporting
 // together with the jobs of their reporting group, as fio does.
@@ -122,6 +126,7 @@ type fioOutput struct {
 	Time          string            `json:"time"`
 	GlobalOptions map[string]string `json:"global options"`
 	Jobs          []fioJob          `json:"jobs"`
+	DiskUtil      []DiskUtil        `json:"disk_util,omitempty"`
 	// Extra to fio's schema: where the figures come from.
 	Target string `json:"nasemu_target"`
 	Mode   Mode   `json:"nasemu_mode"`
@@ -176,6 +181,7 @@ func (r *Report) WriteFio(w io.Writer, format string, now time.Time) error {
 		doc := fioOutput{
 			Version: FioVersion, Timestamp: now.Unix(), TimestampMs: now.UnixMilli(), Time: now.UTC().Format(time.ANSIC),
 			GlobalOptions: map[string]string{}, Jobs: []fioJob{}, Target: r.Target, Mode: r.Mode,
+			DiskUtil: r.DiskUtil,
 		}
 		for _, e := range entries {
 			doc.Jobs = append(doc.Jobs, e.fioJob(format == "json+"))
@@ -216,14 +222,18 @@ func (e *fioEntry) fioJob(plus bool) fioJob {
 	if len(pcts) == 0 {
 		pcts = defaultPercentiles
 	}
-	var latPcts []float64 // lat_percentiles: lat's percentiles too, as fio writes them
+	var latPcts []float64  // lat_percentiles: lat's percentiles too, as fio writes them
+	var slatPcts []float64 // slat_percentiles, likewise
+	if recordedTrue(j, "slat_percentiles") {
+		slatPcts = pcts
+	}
 	if recordedTrue(j, "lat_percentiles") {
 		latPcts = pcts
 	}
 	var total platHist
 	var n uint64
 	for d, p := range []*fioDir{&fj.Read, &fj.Write, &fj.Trim} {
-		*p = fioDirOf(c, Dir(d), pcts, latPcts, plus, runtime)
+		*p = fioDirOf(c, Dir(d), pcts, latPcts, slatPcts, plus, runtime)
 		if ds := c.dir[d]; ds != nil {
 			total.merge(&ds.lplat)
 			n += uint64(ds.ios)
@@ -295,8 +305,8 @@ func recordedTrue(j *Job, key string) bool {
 }
 
 // fioDirOf builds direction d of a fio job: clat's percentiles at pcts,
-// lat's at latPcts (nil: none).
-func fioDirOf(c *collector, d Dir, pcts, latPcts []float64, plus bool, runtime int64) fioDir {
+// lat's at latPcts and slat's at slatPcts (nil: none).
+func fioDirOf(c *collector, d Dir, pcts, latPcts, slatPcts []float64, plus bool, runtime int64) fioDir {
 	ds := c.dir[d]
 	if ds == nil {
 		return fioDir{}
@@ -307,6 +317,9 @@ func fioDirOf(c *collector, d Dir, pcts, latPcts []float64, plus bool, runtime i
 		f.BWBytes = int64(float64(ds.bytes) / secs)
 		f.BW = f.BWBytes / 1024
 		f.IOPS = float64(ds.ios) / secs
+	}
+	if ds.slat != nil {
+		f.Slat = fioLatOf(ds.sm, &ds.splat, slatPcts, false)
 	}
 	f.Clat = fioLatOf(ds.cm, &ds.cplat, pcts, plus)
 	f.Lat = fioLatOf(ds.lm, &ds.lplat, latPcts, false)
@@ -433,7 +446,10 @@ func writeFioNormal(w io.Writer, r *Report, entries []fioEntry) error {
 			for _, l := range []struct {
 				name string
 				lat  fioLat
-			}{{"clat", p.Clat}, {" lat", p.Lat}} {
+			}{{"slat", p.Slat}, {"clat", p.Clat}, {" lat", p.Lat}} {
+				if l.lat.N == 0 && l.name == "slat" {
+					continue // fio prints slat only where the engine queues
+				}
 				fmt.Fprintf(w, "    %s (usec): min=%.0f, max=%.0f, avg=%.2f, stdev=%.2f\n", l.name,
 					float64(l.lat.Min)/1e3, float64(l.lat.Max)/1e3, l.lat.Mean/1e3, l.lat.Stddev/1e3)
 			}
@@ -465,6 +481,13 @@ func writeFioNormal(w io.Writer, r *Report, entries []fioEntry) error {
 			fj.IODepthLevel["16"], fj.IODepthLevel["32"], fj.IODepthLevel[">=64"])
 		fmt.Fprintf(w, "     issued rwts: total=%d,%d,%d,0\n", fj.Read.TotalIOs, fj.Write.TotalIOs, fj.Trim.TotalIOs)
 	}
+	if len(r.DiskUtil) > 0 {
+		fmt.Fprintf(w, "\nDisk stats (read/write):\n")
+		for _, d := range r.DiskUtil {
+			fmt.Fprintf(w, "  %s: ios=%d/%d, merge=%d/%d, ticks=%d/%d, in_queue=%d, util=%.2f%%\n", d.Name,
+				d.ReadIOs, d.WriteIOs, d.ReadMerges, d.WriteMerges, d.ReadTicks, d.WriteTicks, d.InQueue, d.Util)
+		}
+	}
 	_, err := fmt.Fprintln(w)
 	return err
 }
@@ -491,7 +514,7 @@ func (e *fioEntry) terse() string {
 	for _, p := range []*fioDir{&fj.Read, &fj.Write, &fj.Trim} {
 		us := func(ns float64) string { return strconv.FormatFloat(ns/1e3, 'f', 6, 64) }
 		f = append(f, strconv.FormatInt(p.IOKBytes, 10), strconv.FormatInt(p.BW, 10), strconv.FormatFloat(p.IOPS, 'f', 0, 64), strconv.FormatInt(p.Runtime, 10))
-		f = append(f, "0", "0", "0.000000", "0.000000") // slat
+		f = append(f, strconv.FormatUint(p.Slat.Min/1000, 10), strconv.FormatUint(p.Slat.Max/1000, 10), us(p.Slat.Mean), us(p.Slat.Stddev))
 		f = append(f, strconv.FormatUint(p.Clat.Min/1000, 10), strconv.FormatUint(p.Clat.Max/1000, 10), us(p.Clat.Mean), us(p.Clat.Stddev))
 		keys := make([]float64, 0, 20)
 		for k := range p.Clat.Percentile {

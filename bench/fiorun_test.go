@@ -47,8 +47,9 @@ func TestFioJobFilesRun(t *testing.T) {
 		for _, kind := range []string{"sim", "dir"} {
 			t.Run(filepath.Base(file)+"/"+kind, func(t *testing.T) {
 				var tg Target = sn700(t)
+				var dir string
 				if kind == "dir" {
-					dir := t.TempDir()
+					dir = t.TempDir()
 					p, err := OpenPath(dir)
 					if err != nil {
 						t.Fatal(err)
@@ -62,11 +63,16 @@ func TestFioJobFilesRun(t *testing.T) {
 				by := map[string]Result{}
 				for _, r := range rep.Results {
 					by[r.Name] = r
-					if r.IOs == 0 && r.Name != "strided" {
+					if r.IOs == 0 && r.Name != "strided" && r.Name != "create-only" {
 						t.Errorf("job %s did no I/O", r.Name)
 					}
 				}
 				checkFioOptions(t, kind, by)
+				if _, ok := by["create-only"]; ok && kind == "dir" { // create_only lays the file out
+					if fi, err := os.Stat(filepath.Join(dir, "create-only.0.0")); err != nil || fi.Size() != 1<<20 {
+						t.Errorf("create_only: %v, %v", fi, err)
+					}
+				}
 				if kind == "dir" {
 					logs := t.TempDir()
 					if err := rep.WriteLogs(logs); err != nil {
@@ -118,6 +124,21 @@ func checkFioOptions(t *testing.T, kind string, by map[string]Result) {
 		case "verify", "backlog":
 			if ios(r.Read) != ios(r.Write) || ios(r.Write) == 0 {
 				t.Errorf("%s: %d writes read back by %d verify reads", name, ios(r.Write), ios(r.Read))
+			}
+		case "trim-verify":
+			// half the 128 writes trimmed (fio draws each with trim_percentage),
+			// every write read back, the trimmed ones as zeros
+			if w, tr := ios(r.Write), ios(r.Trim); w != 128 || tr < 40 || tr > 88 || ios(r.Read) != w {
+				t.Errorf("%s: %d writes, %d trims, %d verify reads", name, w, tr, ios(r.Read))
+			}
+		case "trim-noverify-zero":
+			// every write trimmed, and none read back (trim_verify_zero=0)
+			if w := ios(r.Write); w != 64 || ios(r.Trim) != 64 || ios(r.Read) != 0 {
+				t.Errorf("%s: %d writes, %d trims, %d verify reads", name, w, ios(r.Trim), ios(r.Read))
+			}
+		case "create-only":
+			if r.IOs != 0 {
+				t.Errorf("create_only: %d I/Os", r.IOs)
 			}
 		case "part-random", "ranges", "splits", "rate":
 			if r.Read == nil || r.Write == nil || r.Read.IOs+r.Write.IOs != r.IOs {

@@ -2,8 +2,10 @@ package bench
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -249,14 +251,46 @@ func TestIOEngineLatencySplit(t *testing.T) {
 			if ds.lm.min < ds.cm.min || lat < clat {
 				t.Errorf("lat (min %v, mean %.0f ns) below clat (min %v, mean %.0f ns)", ds.lm.min, lat, ds.cm.min, clat)
 			}
+			var out bytes.Buffer
+			rep := &Report{Target: "dir", Results: []Result{r}}
+			if err := rep.WriteFio(&out, "json", time.Unix(0, 0)); err != nil {
+				t.Fatal(err)
+			}
+			var doc struct {
+				Jobs []struct {
+					Write struct {
+						Slat struct {
+							N    int64   `json:"N"`
+							Mean float64 `json:"mean"`
+							Min  uint64  `json:"min"`
+						} `json:"slat_ns"`
+						Clat struct{ Mean float64 } `json:"clat_ns"`
+						Lat  struct{ Mean float64 } `json:"lat_ns"`
+					} `json:"write"`
+				} `json:"jobs"`
+			}
+			if err := json.Unmarshal(out.Bytes(), &doc); err != nil || len(doc.Jobs) != 1 {
+				t.Fatalf("fio JSON: %v\n%s", err, out.String())
+			}
+			fs := doc.Jobs[0].Write
 			if e == EnginePsync {
 				if lat != clat || ds.lat != nil {
 					t.Errorf("psync: lat mean %.0f ns, clat %.0f ns: want the same", lat, clat)
+				}
+				if r.Write.Slat != (Latency{}) || fs.Slat.N != 0 { // fio records no slat for synchronous engines
+					t.Errorf("psync: slat %+v, fio's N %d: want none", r.Write.Slat, fs.Slat.N)
 				}
 				return
 			}
 			if ds.lm.min <= ds.cm.min || lat <= clat {
 				t.Errorf("lat (min %v, mean %.0f ns) not above clat (min %v, mean %.0f ns): no submission time counted", ds.lm.min, lat, ds.cm.min, clat)
+			}
+			// slat is each I/O's lat less its clat: the means add up
+			if fs.Slat.N != 2000 || fs.Slat.Min == 0 || math.Abs(fs.Slat.Mean+fs.Clat.Mean-fs.Lat.Mean) > 0.01*fs.Lat.Mean {
+				t.Errorf("fio slat_ns N %d min %d mean %.0f, clat mean %.0f, lat mean %.0f", fs.Slat.N, fs.Slat.Min, fs.Slat.Mean, fs.Clat.Mean, fs.Lat.Mean)
+			}
+			if s := r.Write.Slat; s.Mean <= 0 || s.P50 <= 0 || s.Max < s.P999 || r.Write.Clat.Mean <= 0 {
+				t.Errorf("nasemu JSON: slat %+v clat %+v", s, r.Write.Clat)
 			}
 		})
 	}

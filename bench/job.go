@@ -275,7 +275,18 @@ type Job struct {
 	DoVerify        bool   // read back and check after writing (fio do_verify, default 1)
 	VerifyBacklog   int64  // verify after every VerifyBacklog writes (0: at the end)
 	VerifyPattern   []byte
-	Fdatasync       int // as Fsync, with fdatasync
+	// Verify-trim (fio trim_percentage, trim_backlog, trim_backlog_batch,
+	// trim_verify_zero): TrimPct % of the writes logged for verify are
+	// trimmed, a batch of TrimBatch (0: TrimBacklog) after every
+	// TrimBacklog logged writes; a trimmed range then verifies as zeros
+	// (TrimNoZero: it is not verified).
+	TrimPct         int
+	TrimBacklog     int64
+	TrimBatch       int
+	TrimNoZero      bool
+	CreateOnly      bool // create_only: lay the files out and do no I/O
+	NoInvalidate    bool // invalidate=0: keep the files' cached pages (fio drops them by default)
+	Fdatasync       int  // as Fsync, with fdatasync
 	FsyncOnClose    bool
 	PreRead         bool
 	ExitAll         bool   // when this job ends, the others of its group stop
@@ -294,9 +305,13 @@ type Job struct {
 	ZoneSkip        int64 // strided: bytes skipped after each zone
 	ZBD             bool  // zonemode=zbd: writes sequential within zones
 	MaxOpenZones    int
-	DeviceName      string    // filename named a block device (e.g. /dev/sdb): the target's whole address space
-	Recorded        []Setting // accepted options that change nothing the device sees
-	Notes           []string  // how nasemu read an option that it approximates
+	// zone_reset_threshold and zone_reset_frequency (fio's zrt, zrf):
+	// once the zones' valid data reach ZoneResetThreshold of the job's
+	// range, every 1/ZoneResetFreq-th write resets its zone first.
+	ZoneResetThreshold, ZoneResetFreq float64
+	DeviceName                        string    // filename named a block device (e.g. /dev/sdb): the target's whole address space
+	Recorded                          []Setting // accepted options that change nothing the device sees
+	Notes                             []string  // how nasemu read an option that it approximates
 
 	// Pos is where the job was defined ("file.fio:12"), for messages.
 	Pos string
@@ -619,4 +634,10 @@ func (j *Job) startAt(start, genesis time.Duration) time.Duration {
 		return max(start, genesis+j.StartDelay)
 	}
 	return start + j.StartDelay
+}
+
+// trimVerify reports whether writes logged for verify are trimmed (fio's
+// td->trim_verify: verify, trim_backlog and trim_percentage all set).
+func (j *Job) trimVerify() bool {
+	return j.Verify != "" && j.TrimBacklog > 0 && j.TrimPct > 0
 }

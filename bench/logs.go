@@ -115,6 +115,7 @@ type jobLogs struct {
 	ios    [3]int64
 	latSum [3]int64
 	clSum  [3]int64
+	slSum  [3]int64
 	winH   [3]*platHist
 }
 
@@ -130,7 +131,7 @@ func newJobLogs(j *Job) *jobLogs {
 }
 
 // add logs an I/O that completed at t (since the job's measured start).
-func (l *jobLogs) add(d Dir, t, clat, lat time.Duration, n int64) {
+func (l *jobLogs) add(d Dir, t, slat, clat, lat time.Duration, n int64) {
 	if l.full {
 		return
 	}
@@ -141,6 +142,7 @@ func (l *jobLogs) add(d Dir, t, clat, lat time.Duration, n int64) {
 	l.ios[d]++
 	l.latSum[d] += int64(lat)
 	l.clSum[d] += int64(clat)
+	l.slSum[d] += int64(slat)
 	if l.job.HistLog != "" {
 		if l.winH[d] == nil {
 			l.winH[d] = new(platHist)
@@ -151,7 +153,7 @@ func (l *jobLogs) add(d Dir, t, clat, lat time.Duration, n int64) {
 		ms := t.Milliseconds()
 		l.lat = append(l.lat, logEntry{ms, uint64(lat), d, n})
 		l.clat = append(l.clat, logEntry{ms, uint64(clat), d, n})
-		l.slt = append(l.slt, logEntry{ms, 0, d, n})
+		l.slt = append(l.slt, logEntry{ms, uint64(slat), d, n})
 		l.full = len(l.lat) >= maxLogEntries
 	}
 }
@@ -170,14 +172,14 @@ func (l *jobLogs) flush(d Dir) {
 		if l.job.LatLog != "" && l.job.LogAvg > 0 {
 			l.lat = append(l.lat, logEntry{ms, uint64(l.latSum[d] / l.ios[d]), d, 0})
 			l.clat = append(l.clat, logEntry{ms, uint64(l.clSum[d] / l.ios[d]), d, 0})
-			l.slt = append(l.slt, logEntry{ms, 0, d, 0})
+			l.slt = append(l.slt, logEntry{ms, uint64(l.slSum[d] / l.ios[d]), d, 0})
 		}
 		if l.winH[d] != nil {
 			l.hist = append(l.hist, histEntry{ms, d, l.winH[d]})
 			l.winH[d] = nil
 		}
 	}
-	l.bytes[d], l.ios[d], l.latSum[d], l.clSum[d] = 0, 0, 0, 0
+	l.bytes[d], l.ios[d], l.latSum[d], l.clSum[d], l.slSum[d] = 0, 0, 0, 0, 0
 	l.winEnd[d] += l.avg
 	l.full = l.full || len(l.bw)+len(l.iops)+len(l.hist) >= maxLogEntries
 }

@@ -268,6 +268,16 @@ func (p *Path) Remove(at time.Duration, name string) (time.Duration, error) {
 	return p.clock.Now(), nil
 }
 
+// invalidator is a file whose cached pages can be dropped (fio's
+// invalidate).
+type invalidator interface{ invalidate() error }
+
+var (
+	_ invalidator = (*pathFile)(nil)
+	_ diskStater  = (*Path)(nil)
+	_ diskStater  = (*Sim)(nil)
+)
+
 // pathFile is an open local file: pread and pwrite at explicit offsets,
 // safe for concurrent use.
 type pathFile struct {

@@ -22,6 +22,9 @@ type Report struct {
 	Description string         `json:"description,omitempty"`
 	Results     []Result       `json:"results"`
 	Device      DeviceCounters `json:"device"`
+	// DiskUtil is fio's disk_util of the device under the target over
+	// the run (absent where there is none: tmpfs, a file share).
+	DiskUtil []DiskUtil `json:"disk_util,omitempty"`
 }
 
 // Result is one job's figures. MBps is 10^6 bytes per second; Seconds is
@@ -73,6 +76,14 @@ type DirResult struct {
 	IOPS  float64 `json:"iops"`
 	MBps  float64 `json:"mbps"`
 	Lat   Latency `json:"lat_us"`
+	// Clat runs from the return of the submitting system call, Slat from
+	// the I/O's preparation to that return (fio's clat and slat). Slat is
+	// recorded only where the engine submits asynchronously on a real
+	// target, as fio records slat only for engines that queue; elsewhere
+	// it is zeros, as fio's slat_ns then is (N 0), so that every target's
+	// report has the same shape.
+	Clat Latency `json:"clat_us"`
+	Slat Latency `json:"slat_us"`
 }
 
 // LatBin is one bin of a latency histogram: Count I/Os took at least
@@ -93,6 +104,10 @@ type Latency struct {
 	P99  float64 `json:"p99"`
 	P999 float64 `json:"p999"`
 	Max  float64 `json:"max"`
+	// Min and Stddev (the sample standard deviation, as fio's) are
+	// extensions of the contract's fields above.
+	Min    float64 `json:"min"`
+	Stddev float64 `json:"stddev"`
 }
 
 // Formats that WriteFormat knows.

@@ -53,6 +53,7 @@ func Run(t Target, jobs []Job, opt Options) (*Report, error) {
 	}
 	genesis := time.Duration(-1) // when the first group's clock started
 	zones := map[string]*zoneSet{}
+	disk := startDiskUtil(t)
 	for _, g := range groups {
 		res, err := runGroup(t, jobs[g[0]:g[1]], g[0], opt.Seed, &genesis, zones)
 		if err != nil {
@@ -66,7 +67,52 @@ func Run(t Target, jobs []Job, opt Options) (*Report, error) {
 	if cs, ok := t.(CounterSource); ok {
 		rep.Device = cs.DeviceCounters()
 	}
+	rep.DiskUtil = disk.end()
 	return rep, nil
+}
+
+// diskRun is a target's disk statistics and accounts at a run's start.
+type diskRun struct {
+	t        Target
+	before   []diskCounters
+	accounts []models.Account
+}
+
+// startDiskUtil snapshots the statistics of the device under t, if it
+// has any.
+func startDiskUtil(t Target) *diskRun {
+	ds, ok := unwrapTarget(t).(diskStater)
+	if !ok {
+		return nil
+	}
+	before, ok := ds.diskStats()
+	if !ok {
+		return nil
+	}
+	r := &diskRun{t: t, before: before}
+	if src, ok := unwrapTarget(t).(AccountSource); ok {
+		r.accounts = src.Accounts(t.Clock().Now())
+	}
+	return r
+}
+
+// end returns the run's disk_util.
+func (r *diskRun) end() []DiskUtil {
+	if r == nil {
+		return nil
+	}
+	after, ok := unwrapTarget(r.t).(diskStater).diskStats()
+	if !ok {
+		return nil
+	}
+	out := diskUtil(r.before, after)
+	if src, ok := unwrapTarget(r.t).(AccountSource); ok && len(out) == 1 && r.accounts != nil {
+		now := r.t.Clock().Now()
+		if u, ok := aggrUtil(r.accounts, src.Accounts(now), now-r.before[0].at); ok {
+			out[0].AggrUtil = &u
+		}
+	}
+	return out
 }
 
 // splitGroups returns the [lo, hi) index ranges of the groups: a new group
@@ -190,6 +236,8 @@ type op struct {
 	off, n  int64
 	arrival time.Duration // intended issue time of rate-limited jobs, else -1
 	verify  bool          // a read that checks what a write of this job stored
+	zero    bool          // a verify read of a range trimmed since: it reads zeros
+	ext     int           // a verify-trim's extent, index+1 in the stream's written (0: none)
 }
 
 // fileState is one file of a job instance.
@@ -209,7 +257,15 @@ type fileState struct {
 type extent struct {
 	f      *fileState
 	off, n int64
+	trim   uint8 // verify-trim: trimNone, trimInFlight, trimDone
 }
+
+// The states of a written extent under verify-trim.
+const (
+	trimNone uint8 = iota
+	trimInFlight
+	trimDone
+)
 
 // maxVerifyExtents bounds the writes a job remembers for verify.
 const maxVerifyExtents = 1 << 22
@@ -273,6 +329,13 @@ type stream struct {
 	verified   int
 	verifying  bool
 	verifySeed uint64
+
+	// verify-trim (fio trim_percentage): indexes of written extents
+	// chosen to be trimmed, in order; writes logged since the last batch;
+	// trims left in the current batch
+	trimList  []int
+	sinceTrim int64
+	trimBatch int
 
 	qd, qdLo, qdHi int // latency_target: allowed depth and search bounds
 	winEnd         time.Duration
@@ -340,11 +403,15 @@ func (st *stream) decide(sl *slot, now time.Duration) (time.Duration, bool) {
 	}
 	o := op{arrival: -1}
 	switch {
+	case st.trimBatch > 0 && !st.verifying && st.nextTrim(&o):
+		// a batch of verify-trims; fio's backlog verify goes first, and
+		// its final verify phase after the main loop's trims
 	case (st.verifying || st.ending || st.exhausted()) && st.verifyPending():
 		st.nextVerify(&o) // of writes that completed
+	case st.trimBatch > 0 && st.nextTrim(&o):
 	case st.ending || st.exhausted():
 		st.ending = true
-		if !(j.EndFsync || j.FsyncOnClose) || st.inflight > 0 || st.endSync >= len(st.files) || j.Kind != KindBlock {
+		if !(j.EndFsync || j.FsyncOnClose) || j.CreateOnly || st.inflight > 0 || st.endSync >= len(st.files) || j.Kind != KindBlock {
 			return 0, false
 		}
 		o.kind, o.file = opFlush, st.files[st.endSync]
@@ -368,7 +435,7 @@ func (st *stream) decide(sl *slot, now time.Duration) (time.Duration, bool) {
 		st.flowIOs++
 		st.nextIO(&o)
 	}
-	if o.kind == opIO && !o.verify {
+	if o.kind == opIO && !o.verify && o.ext == 0 {
 		at = max(at, st.thinkUntil)
 		if gap, paced := st.gap(o.dir, o.n); paced {
 			if st.deadline > 0 && st.arrival[o.dir] >= st.deadline { // the next arrival is too late
@@ -680,20 +747,86 @@ func (st *stream) nextFileOp(o *op) bool {
 	return true
 }
 
-// verifyPending reports whether written ranges wait to be read back.
+// verifyPending reports whether written ranges wait to be read back. A
+// range whose verify-trim is in flight waits for it; one trimmed without
+// trim_verify_zero is not read back (fio drops it from its verify list).
 func (st *stream) verifyPending() bool {
-	return st.job.DoVerify && st.verified < len(st.written)
+	if !st.job.DoVerify {
+		return false
+	}
+	for st.verified < len(st.written) && st.written[st.verified].trim == trimDone && st.job.TrimNoZero {
+		st.verified++
+	}
+	if st.verified == len(st.written) {
+		st.resetWritten()
+		return false
+	}
+	return st.written[st.verified].trim != trimInFlight
+}
+
+// resetWritten forgets the written ranges once all are verified, and the
+// trims chosen among them (fio removes a verified block from its trim list).
+func (st *stream) resetWritten() {
+	st.verifying = false
+	st.written, st.verified = st.written[:0], 0
+	st.trimList = st.trimList[:0]
 }
 
 // nextVerify reads back the next written range.
 func (st *stream) nextVerify(o *op) {
 	e := st.written[st.verified]
 	st.verified++
+	*o = op{kind: opIO, dir: DirRead, file: e.f, off: e.off, n: e.n, arrival: -1, verify: true, zero: e.trim == trimDone}
 	if st.verified == len(st.written) {
-		st.verifying = false
-		st.written, st.verified = st.written[:0], 0
+		st.resetWritten()
 	}
-	*o = op{kind: opIO, dir: DirRead, file: e.f, off: e.off, n: e.n, arrival: -1, verify: true}
+}
+
+// logWritten remembers a completed write for verify and, under
+// verify-trim, chooses it for a trim with trim_percentage's probability
+// and starts a batch of trims every trim_backlog logged writes (fio's
+// log_io_piece, io_u_should_trim and check_get_trim).
+func (st *stream) logWritten(o *op) {
+	j := st.job
+	if len(st.written) >= maxVerifyExtents {
+		return
+	}
+	st.written = append(st.written, extent{f: o.file, off: o.off, n: o.n})
+	if j.VerifyBacklog > 0 && int64(len(st.written)-st.verified) >= j.VerifyBacklog {
+		st.verifying = true
+	}
+	if !j.trimVerify() {
+		return
+	}
+	if st.rng.IntN(100) < j.TrimPct {
+		st.trimList = append(st.trimList, len(st.written)-1)
+	}
+	if st.sinceTrim++; st.sinceTrim >= j.TrimBacklog && st.trimBatch == 0 && len(st.trimList) > 0 {
+		st.sinceTrim = 0
+		st.trimBatch = j.TrimBatch
+		if st.trimBatch == 0 {
+			st.trimBatch = int(min(j.TrimBacklog, 1<<30))
+		}
+	}
+}
+
+// nextTrim trims the next range of the trim list, if there is one not yet
+// verified; false ends the batch.
+func (st *stream) nextTrim(o *op) bool {
+	for len(st.trimList) > 0 {
+		i := st.trimList[0]
+		st.trimList = st.trimList[1:]
+		if i < st.verified || i >= len(st.written) {
+			continue // read back already
+		}
+		e := &st.written[i]
+		e.trim = trimInFlight
+		st.trimBatch--
+		*o = op{kind: opIO, dir: DirTrim, file: e.f, off: e.off, n: e.n, arrival: -1, ext: i + 1}
+		return true
+	}
+	st.trimBatch = 0
+	return false
 }
 
 // do performs the slot's operation issued at at.
@@ -779,7 +912,11 @@ func (st *stream) doIO(sl *slot, at time.Duration) (time.Duration, error) {
 		return o.file.f.Do(at, models.Write, o.off, o.n, buf)
 	}
 	done, err := o.file.f.Do(at, models.Read, o.off, o.n, buf)
-	if err == nil && buf != nil && j.Verify != "" && (o.verify || !j.writes()) {
+	switch {
+	case err != nil || buf == nil || j.Verify == "" || !(o.verify || !j.writes()):
+	case o.zero:
+		err = checkZero(buf, o.off, o.file.name)
+	default:
 		err = checkPattern(buf, o.file.seed, o.off, j.VerifyPattern, o.file.name)
 	}
 	return done, err
@@ -813,11 +950,11 @@ func (st *stream) complete(sl *slot, done time.Duration, err error) {
 			st.g.failed.Store(true)
 		}
 	}
-	if o.kind == opIO && o.dir == DirWrite && j.Verify != "" && j.DoVerify && len(st.written) < maxVerifyExtents {
-		st.written = append(st.written, extent{o.file, o.off, o.n})
-		if j.VerifyBacklog > 0 && int64(len(st.written)-st.verified) >= j.VerifyBacklog {
-			st.verifying = true
-		}
+	if o.kind == opIO && o.dir == DirWrite && j.Verify != "" && (j.DoVerify || j.trimVerify()) {
+		st.logWritten(o)
+	}
+	if o.ext > 0 {
+		st.written[o.ext-1].trim = trimDone
 	}
 	if o.kind == opIO && j.ThinkTime > 0 {
 		if st.completed++; st.completed >= max(j.ThinkBlocks, 1) {
@@ -843,12 +980,12 @@ func (st *stream) complete(sl *slot, done time.Duration, err error) {
 		if o.arrival >= 0 {
 			origin = o.arrival
 		}
-		c.record(o.dir, done-sl.at, done-origin, o.n, done)
+		c.record(o.dir, sl.slat, done-sl.at, done-origin, o.n, done)
 		// The job's instances together are read only by the steady-state
 		// check: without ss=, an I/O is counted once, not twice.
 		if j.SteadyState != nil {
 			if c != st.jr.all {
-				st.jr.all.record(o.dir, done-sl.at, done-origin, o.n, done)
+				st.jr.all.record(o.dir, sl.slat, done-sl.at, done-origin, o.n, done)
 			}
 			st.jr.checkSteady(done)
 		}
@@ -1026,6 +1163,11 @@ func runGroup(t Target, jobs []Job, firstIndex int, seed uint64, genesis *time.D
 				return nil, fmt.Errorf("job %q: %w", st.job.Name, err)
 			}
 			f.f, opened = fl, max(opened, done)
+			if inv, ok := unwrapFile(fl).(invalidator); ok && !st.job.NoInvalidate {
+				if err := inv.invalidate(); err != nil { // fio's invalidate=1, its default
+					return nil, fmt.Errorf("job %q: %w", st.job.Name, err)
+				}
+			}
 			if st.job.PreRead {
 				if opened, err = preRead(fl, f, max(opened, clock.Now()), t.Mode()); err != nil {
 					return nil, fmt.Errorf("job %q: pre_read: %w", st.job.Name, err)
@@ -1235,6 +1377,9 @@ func newStream(t Target, jr *jobRun, inst int, laid map[string]laidOut, seed, ru
 	if j.Kind == KindNull {
 		st.files = []*fileState{{name: "null", lo: 0, hi: max(j.FileSize, j.Size, j.IOSize, j.minBS())}}
 		st.setBudget(st.files[0].hi)
+		if j.CreateOnly {
+			st.budget, st.ios = 0, 0
+		}
 		return st, st.setBlocks()
 	}
 	if j.Kind.fileEngine() {
@@ -1247,6 +1392,9 @@ func newStream(t Target, jr *jobRun, inst int, laid map[string]laidOut, seed, ru
 				return nil, fmt.Errorf("job %q: %w", j.Name, err)
 			}
 			st.files = append(st.files, &fileState{name: name, index: i})
+		}
+		if j.CreateOnly {
+			st.ios = 0
 		}
 		return st, nil
 	}
@@ -1261,6 +1409,7 @@ func newStream(t Target, jr *jobRun, inst int, laid map[string]laidOut, seed, ru
 		if j.ZBD {
 			if f.zones = g.zones[name]; f.zones == nil {
 				f.zones = newZoneSet(f.hi, j.ZoneSize, j.MaxOpenZones)
+				f.zones.setReset(j.ZoneResetThreshold, j.ZoneResetFreq)
 				g.zones[name] = f.zones
 			}
 		}
@@ -1268,6 +1417,9 @@ func newStream(t Target, jr *jobRun, inst int, laid map[string]laidOut, seed, ru
 		total += f.hi - f.lo
 	}
 	st.setBudget(total)
+	if j.CreateOnly { // fio's create_only: the setup phase, the files laid out, and no I/O
+		st.budget, st.ios = 0, 0
+	}
 	return st, st.setBlocks()
 }
 

@@ -45,6 +45,7 @@ type Sim struct {
 	dev        models.Device
 	clock      *VirtualClock
 	space      *Space
+	disk       simDisk // what the device was asked, for disk_util
 }
 
 var (
@@ -103,10 +104,12 @@ func (s *Sim) Layout(name string, size int64, fill bool) (int64, error) {
 	if fill && !e.Filled && !e.Whole {
 		t := s.clock.Now()
 		for off := int64(0); off < e.Size; off += simFillSize {
-			done, err := s.dev.Submit(t, models.Request{Op: models.Write, Offset: e.Base + off, Length: min(simFillSize, e.Size-off)})
+			n := min(simFillSize, e.Size-off)
+			done, err := s.dev.Submit(t, models.Request{Op: models.Write, Offset: e.Base + off, Length: n})
 			if err != nil {
 				return 0, fmt.Errorf("laying out %s: %w", name, err)
 			}
+			s.disk.add(1, n, t, done)
 			t = done
 		}
 		// fsync the file, as fio does after laying it out (create_fsync,
@@ -172,7 +175,7 @@ func (s *Sim) Open(at time.Duration, name string, size int64, flags OpenFlags) (
 	if err != nil {
 		return nil, done, err
 	}
-	return &simFile{dev: s.dev, e: e, direct: flags.Direct, writeThrough: flags.WriteThrough, thread: flags.Thread}, done, nil
+	return &simFile{dev: s.dev, disk: &s.disk, e: e, direct: flags.Direct, writeThrough: flags.WriteThrough, thread: flags.Thread}, done, nil
 }
 
 // Remove implements Target.
@@ -209,6 +212,7 @@ func (s *Sim) DeviceCounters() DeviceCounters {
 // that the model's caches treat them as the real ones do.
 type simFile struct {
 	dev                  models.Device
+	disk                 *simDisk
 	e                    *Extent
 	direct, writeThrough bool
 	thread               int // the job instance that opened it
@@ -219,7 +223,11 @@ func (f *simFile) Do(at time.Duration, op models.Op, off, n int64, _ []byte) (ti
 	if op == models.Flush {
 		return f.dev.Submit(at, models.Request{Op: models.Flush})
 	}
-	return f.dev.Submit(at, models.Request{Op: op, Offset: f.e.Base + off, Length: n, Direct: f.direct, WriteThrough: f.writeThrough && op == models.Write, Thread: f.thread})
+	done, err := f.dev.Submit(at, models.Request{Op: op, Offset: f.e.Base + off, Length: n, Direct: f.direct, WriteThrough: f.writeThrough && op == models.Write, Thread: f.thread})
+	if err == nil && (op == models.Read || op == models.Write) {
+		f.disk.add(map[models.Op]int{models.Read: 0, models.Write: 1}[op], n, at, done)
+	}
+	return done, err
 }
 
 // Close implements File.

@@ -96,6 +96,9 @@ type dirStats struct {
 	bytes int64
 	cm    moments // clat
 	lm    moments // lat
+	sm    moments // slat: asynchronous engines on real targets only
+	slat  *hdrhistogram.Histogram
+	splat platHist // slat in fio's buckets
 	secs  []sample
 	cplat platHist // clat in fio's buckets, for fio's output
 	lplat platHist // lat
@@ -121,6 +124,14 @@ func (d *dirStats) merge(o *dirStats) {
 	d.lplat.merge(&o.lplat)
 	d.cm.merge(o.cm)
 	d.lm.merge(o.lm)
+	if o.slat != nil {
+		if d.slat == nil {
+			d.slat = newHist()
+		}
+		d.slat.Merge(o.slat)
+		d.sm.merge(o.sm)
+		d.splat.merge(&o.splat)
+	}
 	for len(d.secs) < len(o.secs) {
 		d.secs = append(d.secs, sample{})
 	}
@@ -169,12 +180,22 @@ func (c *collector) issued(depth int) {
 }
 
 // record counts an I/O of n bytes in direction d that took clat from issue
-// and lat from its intended arrival, completing at done.
-func (c *collector) record(d Dir, clat, lat time.Duration, n int64, done time.Duration) {
+// and lat from its intended arrival, completing at done; slat is its
+// submission time, 0 where the engine submits synchronously (fio records
+// no slat for those).
+func (c *collector) record(d Dir, slat, clat, lat time.Duration, n int64, done time.Duration) {
 	ds := c.dir[d]
 	if ds == nil {
 		ds = &dirStats{clat: newHist()}
 		c.dir[d] = ds
+	}
+	if slat > 0 {
+		if ds.slat == nil {
+			ds.slat = newHist()
+		}
+		_ = ds.slat.RecordValue(max(int64(slat), histMin))
+		ds.sm.add(slat)
+		ds.splat.add(slat)
 	}
 	_ = ds.clat.RecordValue(max(int64(clat), histMin)) // beyond an hour: clamped by hdrhistogram's error, ignored
 	if lat != clat && ds.lat == nil {
@@ -202,7 +223,7 @@ func (c *collector) record(d Dir, clat, lat time.Duration, n int64, done time.Du
 	s.Bytes += n
 	s.latSum += float64(lat)
 	if c.logs != nil {
-		c.logs.add(d, done-c.from, clat, lat, n)
+		c.logs.add(d, done-c.from, slat, clat, lat, n)
 	}
 }
 
@@ -286,12 +307,14 @@ func latency(h *hdrhistogram.Histogram, m moments) Latency {
 	// lie above the largest latency seen: clamp to the max.
 	us := func(ns int64) float64 { return float64(min(ns, int64(m.max))) / 1e3 }
 	return Latency{
-		Mean: m.mean() / 1e3,
-		P50:  us(h.ValueAtQuantile(50)),
-		P90:  us(h.ValueAtQuantile(90)),
-		P99:  us(h.ValueAtQuantile(99)),
-		P999: us(h.ValueAtQuantile(99.9)),
-		Max:  us(int64(m.max)),
+		Min:    float64(m.min) / 1e3,
+		Stddev: m.stddev() / 1e3,
+		Mean:   m.mean() / 1e3,
+		P50:    us(h.ValueAtQuantile(50)),
+		P90:    us(h.ValueAtQuantile(90)),
+		P99:    us(h.ValueAtQuantile(99)),
+		P999:   us(h.ValueAtQuantile(99.9)),
+		Max:    us(int64(m.max)),
 	}
 }
 
@@ -327,6 +350,8 @@ func (c *collector) result(j *Job) Result {
 			src = ds.clat
 		}
 		dr.Lat = latency(src, ds.lm)
+		dr.Clat = latency(ds.clat, ds.cm)
+		dr.Slat = latency(ds.slat, ds.sm)
 		switch Dir(d) {
 		case DirRead:
 			r.Read = dr

@@ -55,3 +55,14 @@ func checkPattern(buf []byte, seed uint64, off int64, pat []byte, name string) e
 	}
 	return nil
 }
+
+// checkZero reports the first byte of buf, read at off from a range
+// trimmed since it was written, that is not zero (fio's verify_zero).
+func checkZero(buf []byte, off int64, name string) error {
+	for i, b := range buf {
+		if b != 0 {
+			return fmt.Errorf("%w: %s at offset %d: read 0x%02x from a trimmed range, want zeros", errVerify, name, off+int64(i), b)
+		}
+	}
+	return nil
+}

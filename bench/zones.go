@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"math"
 	"math/rand/v2"
 	"sync"
 )
@@ -19,6 +20,43 @@ type zoneSet struct {
 	wp      []int64 // offset of each zone's write pointer within the file
 	open    []int   // zones partly written
 	maxOpen int
+
+	// fio's zone_reset_threshold and zone_reset_frequency: once the
+	// valid data of the zones written reach threshold × the writer's
+	// range, every every-th write resets its zone first
+	threshold float64
+	every     uint64
+	countdown uint64
+}
+
+// setReset sets zone_reset_threshold and zone_reset_frequency (0: no
+// resets), as fio's zbd_reset_write_cnt counts down 1/frequency writes.
+func (z *zoneSet) setReset(threshold, freq float64) {
+	if freq <= 0 {
+		return
+	}
+	z.threshold = threshold
+	z.every = uint64(min(1/freq, math.MaxUint32))
+	z.countdown = z.every
+}
+
+// resetDue reports whether a write into [lo, hi) resets its zone first.
+func (z *zoneSet) resetDue(first, last int, lo, hi int64) bool {
+	if z.every == 0 {
+		return false
+	}
+	var valid int64
+	for c := first; c <= last; c++ {
+		valid += z.wp[c] - z.start(c)
+	}
+	if float64(valid) < float64(hi-lo)*z.threshold {
+		return false
+	}
+	if z.countdown--; z.countdown > 0 {
+		return false
+	}
+	z.countdown = z.every
+	return true
 }
 
 func newZoneSet(fileSize, zoneSize int64, maxOpen int) *zoneSet {
@@ -111,6 +149,10 @@ func (z *zoneSet) adjust(d Dir, off, n, lo, hi int64, rng *rand.Rand) (int64, in
 			z.wp[i] = z.start(i)
 			z.close(i)
 		}
+	}
+	if z.resetDue(first, last, lo, hi) {
+		z.wp[i] = z.start(i)
+		z.close(i)
 	}
 	off = z.wp[i]
 	z.wp[i] += n

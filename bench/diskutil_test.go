@@ -1,0 +1,72 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestDiskUtilSim: a simulated drive's disk_util counts the requests the
+// job and its layout sent it and the share of the run it had one in
+// flight; fio's JSON carries it.
+func TestDiskUtilSim(t *testing.T) {
+	j := Job{Name: "r", RW: RandRead, BS: 4096, Size: 8 << 20, IODepth: 4, NumberIOs: 2000}
+	rep := mustRun(t, sn700(t), []Job{j}, Options{Seed: 1})
+	if len(rep.DiskUtil) != 1 {
+		t.Fatalf("disk_util %+v, want one device", rep.DiskUtil)
+	}
+	d := rep.DiskUtil[0]
+	// 2000 reads of 8 sectors; the 8 MiB layout in 1 MiB writes
+	if d.ReadIOs != 2000 || d.ReadSectors != 2000*8 || d.WriteIOs != 8 || d.WriteSectors != 8<<11 {
+		t.Errorf("disk_util %+v", d)
+	}
+	// QD4 of reads back to back: the drive is never idle in the reads,
+	// and the queue holds 4 at a time
+	if d.Util < 90 || d.Util > 100 || d.InQueue < d.ReadTicks || d.AggrUtil != nil {
+		t.Errorf("util %.1f %%, in_queue %d ms, read_ticks %d ms, aggr %v", d.Util, d.InQueue, d.ReadTicks, d.AggrUtil)
+	}
+	var out bytes.Buffer
+	if err := rep.WriteFio(&out, "json", time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		DiskUtil []map[string]any `json:"disk_util"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || len(doc.DiskUtil) != 1 || doc.DiskUtil[0]["read_ios"] != float64(2000) {
+		t.Errorf("fio JSON disk_util %v (%v)", doc.DiskUtil, err)
+	}
+}
+
+// TestDiskUtilPath: on a directory, disk_util is /sys/block's statistics
+// of the disk under it, or absent where its file system has no block
+// device, as in fio.
+func TestDiskUtilPath(t *testing.T) {
+	dir := t.TempDir()
+	p, err := OpenPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	j := Job{Name: "r", RW: RandRead, BS: 4096, Size: 4 << 20, IODepth: 1, NumberIOs: 200, Direct: true}
+	rep := mustRun(t, p, []Job{j}, Options{Seed: 1})
+	if unix.Major(st.Dev) == 0 {
+		if rep.DiskUtil != nil {
+			t.Errorf("a file system without a block device: disk_util %+v", rep.DiskUtil)
+		}
+		return
+	}
+	if len(rep.DiskUtil) != 1 {
+		t.Fatalf("disk_util %+v, want the disk under %s", rep.DiskUtil, dir)
+	}
+	// direct reads reach the disk, one request each at least (others'
+	// I/O on the same disk may add to it)
+	if d := rep.DiskUtil[0]; d.Name == "" || d.ReadIOs < 200 || d.Util < 0 || d.Util > 100 {
+		t.Errorf("disk_util %+v", d)
+	}
+}

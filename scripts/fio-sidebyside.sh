@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# fio-sidebyside.sh: fio and nasemu bench run the same job files on the
+# same file, and the figures issue 18 holds within 5 % side by side: per
+# direction (read and write of mixed jobs apart), IOPS and the p50, p99
+# and p99.9 of completion latency (clat_ns, fio's headline percentiles).
+#   4 KiB randread, randwrite at QD1 and QD16; randrw 50/50 at QD1 and
+#   70/30 at QD16; 128 KiB sequential read and write at QD4; all direct
+# Each round runs every row once with each tool, back to back, fio first
+# in odd rounds and nasemu first in even ones, so that load from
+# elsewhere on the host hits both tools of a round alike. A figure is the
+# median over the rounds of the round's nasemu/fio ratio, with the
+# rounds' range; a row passes when every median ratio is within TOL of 1.
+# Both tools write fio's JSON (nasemu bench --output-format=json) and one
+# jq expression reads both. The load average is printed before and after:
+# on a shared host the rounds' spread says how far a verdict can be
+# trusted.
+# Usage: scripts/fio-sidebyside.sh [DIR] (default /var/tmp: a disk; give
+# /dev/shm for memory, where the engines' own overhead shows).
+# Environment: ENGINE (io_uring; libaio, psync), SIZE (256m), RUNTIME
+# seconds per run (3), RAMP (1), ROUNDS (5), ROWS (a regular expression
+# selecting rows by name), TOL (0.05), NASEMU (a prebuilt binary; default:
+# build ./cmd/nasemu), RAW (a file to append each run's figures to).
+# Exit status 1 when a row fails. Needs fio, jq and Go.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PATH:/usr/local/go/bin"
+dir=${1:-/var/tmp}
+engine=${ENGINE:-io_uring}
+size=${SIZE:-256m}
+runtime=${RUNTIME:-3}
+ramp=${RAMP:-1}
+rounds=${ROUNDS:-5}
+select=${ROWS:-.}
+tol=${TOL:-0.05}
+for tool in fio jq; do
+	command -v $tool >/dev/null || { echo "$tool is not installed (apt-get install -y $tool)" >&2; exit 2; }
+done
+
+work=$(mktemp -d -t nasemu-fio-sidebyside.XXXXXX)
+name="nasemu-fio-sidebyside.$$.dat"
+trap 'rm -rf "$work" "$dir/$name"' EXIT
+trap 'exit 130' INT TERM
+nasemu=${NASEMU:-$work/nasemu}
+[ -n "${NASEMU:-}" ] || go build -o "$nasemu" ./cmd/nasemu
+raw=${RAW:-$work/raw}
+# Lay the file out once, with data, so that neither tool writes it first.
+fio --name=layout --directory="$dir" --filename="$name" --rw=write --bs=1m --size="$size" \
+	--ioengine=psync --end_fsync=1 --output=/dev/null
+
+# name rw bs iodepth rwmixread
+rows=()
+for row in "randread-4k-QD1 randread 4k 1 -" "randread-4k-QD16 randread 4k 16 -" \
+	"randwrite-4k-QD1 randwrite 4k 1 -" "randwrite-4k-QD16 randwrite 4k 16 -" \
+	"randrw50-4k-QD1 randrw 4k 1 50" "randrw70-4k-QD16 randrw 4k 16 70" \
+	"read-128k-QD4 read 128k 4 -" "write-128k-QD4 write 128k 4 -"; do
+	set -- $row
+	[[ $1 =~ $select ]] && rows+=("$row")
+done
+[ ${#rows[@]} -gt 0 ] || { echo "ROWS=$select selects no row" >&2; exit 2; }
+
+job() { # name rw bs iodepth mix -> the job file's path
+	local f="$work/$1.fio"
+	cat >"$f" <<JOB
+[global]
+filename=$name
+size=$size
+ioengine=$engine
+direct=1
+runtime=$runtime
+ramp_time=$ramp
+time_based
+norandommap
+thread
+randrepeat=0
+percentile_list=50:99:99.9
+[cmp]
+rw=$2
+bs=$3
+iodepth=$4
+JOB
+	[ "$5" = - ] || echo "rwmixread=$5" >>"$f"
+	echo "$f"
+}
+# run tool job -> lines "DIR IOPS P50 P99 P99.9" (µs) for each direction that did I/O
+run() {
+	case $1 in
+	fio) fio --directory="$dir" --output-format=json --output="$work/out.json" "$2" ;;
+	nasemu) "$nasemu" bench --quiet --target "$dir" --job "$2" --output-format=json >"$work/out.json" ;;
+	esac
+	jq -r '.jobs[0] | ["read", "write"][] as $d | .[$d] | select(.total_ios > 0) |
+		"\($d) \(.iops) \(.clat_ns.percentile["50.000000"] / 1000) \(.clat_ns.percentile["99.000000"] / 1000) \(.clat_ns.percentile["99.900000"] / 1000)"' "$work/out.json"
+}
+
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+for r in $(seq "$rounds"); do
+	for row in "${rows[@]}"; do
+		set -- $row
+		f=$(job "$@")
+		order="fio nasemu"
+		[ $((r % 2)) = 0 ] && order="nasemu fio"
+		for tool in $order; do
+			run $tool "$f" | while read -r d i p50 p99 p999; do
+				echo "$r $1 $d $tool $i $p50 $p99 $p999" >>"$raw"
+			done
+		done
+	done
+done
+echo "load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
+
+printf 'engine %s, %s, %s s per run after %s s ramp, %s rounds; fio medians, and medians of the rounds'"'"' ratios nasemu/fio (range)\n' \
+	"$engine" "$dir" "$runtime" "$ramp" "$rounds"
+# pair each round's fio and nasemu figures of a row and direction, then
+# take medians over the rounds
+awk -v tol="$tol" '
+function med(s,   a, n, i, j, t) {
+	n = split(s, a, " ")
+	for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j] + 0 < a[j-1] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+function lo(s,   a, n, i, m) { n = split(s, a, " "); m = a[1]; for (i = 2; i <= n; i++) if (a[i] + 0 < m + 0) m = a[i]; return m }
+function hi(s,   a, n, i, m) { n = split(s, a, " "); m = a[1]; for (i = 2; i <= n; i++) if (a[i] + 0 > m + 0) m = a[i]; return m }
+{ k = $2 " " $3; key[$1 " " k " " $4] = $5 " " $6 " " $7 " " $8; if (!(k in seen)) { seen[k] = 1; order[++nk] = k } ; rounds[$1] = 1 }
+END {
+	printf "%-22s %9s %6s %16s %8s %16s %16s %16s %s\n", "job", "fio IOPS", "", "IOPS", "fio p50", "clat p50", "clat p99", "clat p99.9", ""
+	bad = 0
+	for (o = 1; o <= nk; o++) {
+		k = order[o]; delete rs
+		fiops = ""; fp50 = ""
+		for (r in rounds) {
+			if (!((r " " k " fio") in key) || !((r " " k " nasemu") in key)) continue
+			split(key[r " " k " fio"], f, " "); split(key[r " " k " nasemu"], n, " ")
+			fiops = fiops " " f[1]; fp50 = fp50 " " f[2]
+			for (m = 1; m <= 4; m++) if (f[m] > 0) rs[m] = rs[m] " " n[m] / f[m]
+		}
+		v = "ok"
+		line = sprintf("%-22s %9.0f %6s", k, med(fiops), "")
+		for (m = 1; m <= 4; m++) {
+			if (m == 2) line = line sprintf(" %8.1f", med(fp50))
+			x = med(rs[m])
+			if (x < 1 - tol || x > 1 + tol) v = "OUT"
+			line = line sprintf(" %5.3f (%4.2f-%4.2f)", x, lo(rs[m]), hi(rs[m]))
+		}
+		if (v != "ok") bad = 1
+		print line " " v
+	}
+	exit bad
+}' "$raw"
