@@ -50,8 +50,10 @@ type Drive struct {
 	histLen  int
 	// The queue as the command being submitted found it (see queueAt).
 	qAll, qMedia int
-	qReissued    bool
-	recent       recentWindows
+	// When the media command that the arriving one replaces completed
+	// (less than a command overhead before it arrived), or −Inf.
+	qReissuedAfter float64
+	recent         recentWindows
 	// Latest completion of any command, and of any media command, given
 	// out so far.
 	recentMaxDone, lastMediaDone float64
@@ -127,7 +129,7 @@ func (d *Drive) Submit(at time.Duration, r models.Request) (time.Duration, error
 		return at, err
 	}
 	t := float64(at)
-	d.qAll, d.qMedia, d.qReissued = d.queueAt(t)
+	d.qAll, d.qMedia, d.qReissuedAfter = d.queueAt(t)
 	var done float64
 	media := false
 	switch r.Op {

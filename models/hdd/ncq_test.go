@@ -8,8 +8,12 @@ import (
 // sptfSim is an event-driven reference for NCQ: n commands are really
 // queued, and each time the head frees up it serves the queued command
 // with the shortest positioning time (seek plus rotational wait), then the
-// host replaces it with a new random command (a closed loop). It shares the
-// drive's geometry and seek curve but none of its scheduling code.
+// host replaces it with a new random command (a closed loop). A command
+// that becomes ready while the head positions for the chosen one takes
+// its place when it can be reached sooner from where the head was (the
+// drive re-sorts on arrival; the head has hardly moved in the fraction of
+// a millisecond it came late). It shares the drive's geometry and seek
+// curve but none of its scheduling code.
 func sptfSim(d *Drive, qd, ios int, bs, span int64, seed uint64) (iops float64) {
 	rng := rand.New(rand.NewPCG(seed, 99))
 	type cmd struct {
@@ -47,6 +51,18 @@ func sptfSim(d *Drive, qd, ios int, bs, span int64, seed uint64) (iops float64) 
 				best, bestCost = i, cost
 			}
 		}
+		// Commands arriving before the head reaches the chosen one.
+		for i, c := range queue {
+			if c.ready <= s || c.ready >= s+bestCost {
+				continue
+			}
+			lag := c.ready - s
+			sk := d.seek.time(abs(c.xStart - x))
+			cost := lag + sk + d.g.rotWait(c.ready+sk, c.tStart)
+			if cost < bestCost {
+				best, bestCost = i, cost
+			}
+		}
 		c := queue[best]
 		now = s + bestCost + (c.tEnd - c.tStart)
 		x = c.xEnd
@@ -57,8 +73,8 @@ func sptfSim(d *Drive, qd, ios int, bs, span int64, seed uint64) (iops float64) 
 
 // The reservation-time SPTF of ncq.go gives the throughput of a real
 // event-driven SPTF scheduler at every queue depth, within 5 %, for full
-// stroke and for a short span (where rotation dominates), and QD32 gains
-// at least 1.5× over QD1 on the full stroke.
+// stroke and for a short span (where rotation dominates); on the full
+// stroke QD2 gains 12–35 % over QD1 and QD32 at least 1.5×.
 func TestNCQMatchesSPTFSimulation(t *testing.T) {
 	const ios = 12000
 	for _, tc := range []struct {
@@ -87,6 +103,13 @@ func TestNCQMatchesSPTFSimulation(t *testing.T) {
 			}
 			if qd == 32 && tc.span == 0 && res.iops() < 1.5*qd1 {
 				t.Errorf("%s: QD32 %.1f IOPS, want ≥ 1.5 × QD1 %.1f", tc.name, res.iops(), qd1)
+			}
+			// A second command in the queue already pays: published
+			// 4K random reads of 7200 rpm drives gain some 15–25 % at
+			// QD2, not nothing (the reissued command joins the drive's
+			// choice late, not never).
+			if qd == 2 && tc.span == 0 && (res.iops() < 1.12*qd1 || res.iops() > 1.35*qd1) {
+				t.Errorf("%s: QD2 %.1f IOPS, want 1.12–1.35 × QD1 %.1f", tc.name, res.iops(), qd1)
 			}
 		}
 	}

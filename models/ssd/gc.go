@@ -244,7 +244,7 @@ func (d *Drive) relocate(di int, t, deadline time.Duration, budget int64) int64 
 			continue
 		}
 		x := transfer(n*slotSize, d.cfg.ChannelMBps)
-		if dd.busy.Earliest(t, tR+x)+tR+x > deadline {
+		if deadline < math.MaxInt64 && d.stepEnd(di, t, tR, x, n) > deadline {
 			dd.victimOff = off
 			return reclaimed
 		}
@@ -266,6 +266,28 @@ func (d *Drive) relocate(di int, t, deadline time.Duration, budget int64) int64 
 	d.erased(di, blk)
 	dd.victim = -1
 	return max(reclaimed, 1)
+}
+
+// stepEnd returns when a relocation step of die di from t would have
+// finished with the die and its channel: the sense (tR) on the die, the
+// transfer of the n live slots (x) over the channel, and, when they
+// complete the GC page group, its program. Idle-time folding takes a step
+// only if all of it fits before the next request: the die alone is not
+// enough, for its channel may be booked later than the die (by the other
+// dies on it, or by a calendar that has forgotten the channel's early
+// gaps), and the data then reaches the controller, and the program that
+// follows it starts, later than the sense.
+func (d *Drive) stepEnd(di int, t, tR, x time.Duration, n int64) time.Duration {
+	dd := &d.dies[di]
+	start := dd.busy.Earliest(t, tR+x)
+	ready := d.channels[d.channelOf(di)].Earliest(start+tR, x) + x
+	end := max(ready, start+tR+x)
+	if dd.gcFill+n >= d.geo.groupSlots {
+		xg := transfer(d.geo.groupBytes(), d.cfg.ChannelMBps)
+		prog := xg + d.cfg.ProgramTLC // GC writes TLC/QLC blocks
+		end = dd.busy.Earliest(end, prog) + prog
+	}
+	return end
 }
 
 // erased returns an erased block to its die's free list.

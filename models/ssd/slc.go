@@ -55,6 +55,13 @@ func (d *Drive) slcRoom() bool {
 }
 
 // fold spends every die's idle time before `at` folding SLC blocks into TLC.
+//
+// The dies fold side by side, in rounds of foldRound of simulated time, so
+// that what they book on a shared channel is booked roughly in time order:
+// the channel's calendar remembers only its latest intervals
+// (timeline.Window), and a die folding its whole idle gap after another
+// die on its channel had booked its own would find the channel's early
+// gaps forgotten and fold almost nothing.
 func (d *Drive) fold(at time.Duration) {
 	for di := range d.dies {
 		dd := &d.dies[di]
@@ -68,22 +75,48 @@ func (d *Drive) fold(at time.Duration) {
 			d.closeBlock(dd.hostSLC)
 			dd.hostSLC = -1
 		}
-		for {
-			if dd.victim < 0 {
-				if len(dd.free) == 0 {
-					break // GC will fold under pressure instead
-				}
-				blk := d.nextSLC(di)
-				if blk < 0 {
-					break
-				}
-				d.startVictim(di, blk)
-				d.st.folds++
+	}
+	from := at
+	for di := range d.dies {
+		from = min(from, d.dies[di].busy.BusyUntil())
+	}
+	for round := from + foldRound; ; round += foldRound {
+		more := false
+		for di := range d.dies {
+			more = d.foldDie(di, min(round, at)) || more
+		}
+		if !more || round >= at {
+			return
+		}
+	}
+}
+
+// foldRound is the span of simulated time the dies fold in turn (see
+// fold): a few page-group steps of a QLC die (a program of 2–4 ms), short
+// enough that two or four dies on a channel book fewer intervals in one
+// round than its calendar remembers.
+const foldRound = 10 * time.Millisecond
+
+// foldDie folds die di's SLC blocks until deadline and reports whether
+// the die has more to fold (it stopped for the deadline, not for want of
+// SLC blocks or free blocks).
+func (d *Drive) foldDie(di int, deadline time.Duration) bool {
+	dd := &d.dies[di]
+	for {
+		if dd.victim < 0 {
+			if len(dd.free) == 0 {
+				return false // GC will fold under pressure instead
 			}
-			d.relocate(di, dd.busy.BusyUntil(), at, math.MaxInt64)
-			if dd.victim >= 0 {
-				break // out of idle time
+			blk := d.nextSLC(di)
+			if blk < 0 {
+				return false
 			}
+			d.startVictim(di, blk)
+			d.st.folds++
+		}
+		d.relocate(di, dd.busy.BusyUntil(), deadline, math.MaxInt64)
+		if dd.victim >= 0 {
+			return true // out of idle time
 		}
 	}
 }
