@@ -6,10 +6,39 @@ import (
 	"encoding/csv"
 	"math"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
 )
+
+var small struct {
+	sync.Once
+	res *Results
+	err error
+}
+
+// smallResults runs ci-small.yaml once for the tests that read results.
+func smallResults(t *testing.T) *Results {
+	t.Helper()
+	small.Do(func() {
+		sp, err := Load("../testdata/sweeps/ci-small.yaml", loadSetup)
+		if err != nil {
+			small.err = err
+			return
+		}
+		all := make([]int, sp.Len())
+		for i := range all {
+			all[i] = i
+		}
+		recs, err := sp.Run(context.Background(), all, Options{})
+		small.res, small.err = &Results{Header: Header{Sweep: sp.Name, Digest: sp.Digest, Points: sp.Len(), Keys: sp.Keys(), Shards: 1}, Records: recs}, err
+	})
+	if small.err != nil {
+		t.Fatal(small.err)
+	}
+	return small.res
+}
 
 // TestParquetEqualsCSV writes the small sweep as Parquet and as CSV,
 // reads the Parquet file back with the library's reader and checks that
@@ -17,16 +46,7 @@ import (
 // same name, strings and booleans equal, numbers equal to the CSV's
 // rounding, nulls where the CSV is empty.
 func TestParquetEqualsCSV(t *testing.T) {
-	sp := loadSpec(t, "ci-small.yaml")
-	all := make([]int, sp.Len())
-	for i := range all {
-		all[i] = i
-	}
-	recs, err := sp.Run(context.Background(), all, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := &Results{Header: Header{Sweep: sp.Name, Digest: sp.Digest, Points: sp.Len(), Keys: sp.Keys(), Shards: 1}, Records: recs}
+	res := smallResults(t)
 	var pq, cs bytes.Buffer
 	if err := res.WriteFormat(&pq, "parquet"); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nasemu/nasemu"
 	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/report"
 	"github.com/nasemu/nasemu/sweep"
 	"github.com/nasemu/nasemu/sweep/cluster"
 )
@@ -29,9 +30,9 @@ const (
 	envSlurmCount = "SLURM_ARRAY_TASK_COUNT"
 )
 
-const sweepSynopsis = "SPEC.yaml [--format table|csv|json|parquet] [--out DIR] [--shard K/N | --shards N] [--jobs N]\n" +
+const sweepSynopsis = "SPEC.yaml [--format table|csv|json|parquet] [--out DIR] [--shard K/N | --shards N] [--jobs N] [--html DIR [--metric iops|mbps]]\n" +
 	"       nasemu sweep --emit k8s|slurm SPEC.yaml [--shards N] [--parallelism P] [--jobs N] [--image IMAGE] [--claim PVC] [--out DIR]\n" +
-	"       nasemu sweep merge [--format table|csv|json|parquet] DIR..."
+	"       nasemu sweep merge [--format table|csv|json|parquet] [--html DIR [--metric iops|mbps]] DIR..."
 
 func runSweep(args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "merge" {
@@ -48,8 +49,13 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	image := fs.String("image", "nasemu:latest", "with --emit k8s: the container image with nasemu on its PATH (built from the repository's Dockerfile)")
 	claim := fs.String("claim", "nasemu-sweep-results", "with --emit k8s: the PersistentVolumeClaim the shards write their results to")
 	parallelism := fs.Int("parallelism", 0, "with --emit: shards running at once (default: all)")
+	html := fs.String("html", "", "also write an HTML page to DIR: per job the Pareto frontier of price against --metric, a table and a chart")
+	metric := fs.String("metric", "iops", "the HTML page's metric: "+strings.Join(sweep.Metrics, " or "))
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if !slices.Contains(sweep.Metrics, *metric) {
+		return usagef("unknown metric %q (known: %s)", *metric, strings.Join(sweep.Metrics, ", "))
 	}
 	if *emit != "" {
 		return emitSweep(fs, *emit, cluster.Options{Shards: *shards, Parallelism: *parallelism, Image: *image, Claim: *claim, Out: *out, CPUs: *jobs}, stdout)
@@ -143,7 +149,26 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	}
 	slices.SortFunc(recs, func(a, b sweep.Record) int { return a.Index - b.Index })
 	res.Records = recs
+	if err := writeSweepHTML(res, *html, *metric); err != nil {
+		return err
+	}
+	if err := writeSweepHTML(res, *html, *metric); err != nil {
+		return err
+	}
 	return res.WriteFormat(stdout, *format)
+}
+
+// writeSweepHTML writes the results' page into dir (nothing when dir is
+// empty).
+func writeSweepHTML(res *sweep.Results, dir, metric string) error {
+	if dir == "" {
+		return nil
+	}
+	p, err := res.Page(metric)
+	if err != nil {
+		return usageError{err}
+	}
+	return report.WritePage(dir, p)
 }
 
 // emitSweep is 'nasemu sweep --emit k8s|slurm SPEC': the manifest or
@@ -246,8 +271,13 @@ func shardOf(shard string, shards int, shardsSet bool, getenv func(string) strin
 func runSweepMerge(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("sweep merge", "[--format table|csv|json|parquet] DIR...", stderr)
 	format := fs.String("format", "table", "output format: "+strings.Join(sweep.Formats, ", "))
+	html := fs.String("html", "", "also write an HTML page to DIR: per job the Pareto frontier of price against --metric")
+	metric := fs.String("metric", "iops", "the HTML page's metric: "+strings.Join(sweep.Metrics, " or "))
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if !slices.Contains(sweep.Metrics, *metric) {
+		return usagef("unknown metric %q (known: %s)", *metric, strings.Join(sweep.Metrics, ", "))
 	}
 	switch {
 	case fs.NArg() == 0:
@@ -260,6 +290,9 @@ func runSweepMerge(args []string, stdout, stderr io.Writer) error {
 		if errors.Is(err, models.ErrConfig) {
 			return usageError{err}
 		}
+		return err
+	}
+	if err := writeSweepHTML(res, *html, *metric); err != nil {
 		return err
 	}
 	return res.WriteFormat(stdout, *format)
