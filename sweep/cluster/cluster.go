@@ -50,9 +50,13 @@ const (
 	specKey    = "spec.yaml"
 )
 
-// Memory per shard: a point holds up to about 0.8 GB of model state (six
-// QLC SSDs in RAID 1 of example-500), and CPUs points run at once.
-const perPointBytes = 1 << 30
+// Memory per shard and CPU: a point holds up to about 0.8 GB of model
+// state (six QLC SSDs in RAID 1 of example-500), CPUs points run at once,
+// and Go's collector lets the heap grow past the live data (example-500
+// on 2 CPUs peaked at 2.3 GB resident). The limit is 2 GiB per CPU, the
+// request half of it and GOMEMLIMIT three quarters (the collector works
+// harder before the limit is reached).
+const perPointBytes = 2 << 30
 
 func (o *Options) defaults() error {
 	if o.Shards < 1 {
