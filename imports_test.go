@@ -35,7 +35,7 @@ var allowedImports = map[string][]string{
 	"bench":           {"models"},
 	"report":          {"bench", "models"},
 	"validate":        {"bench", "models"},
-	"sweep":           {"bench", "models"},
+	"sweep":           {"bench", "models", "report"},
 	"cmd":             {"*"},
 	"scripts":         {"*"},
 	"models/timeline": {},

@@ -345,19 +345,33 @@ func durationString(d time.Duration) string {
 // price and the metric while being strictly better on one. Runs without a
 // price are left out: they cannot be placed.
 func (c *Comparison) Pareto(j int, get func(bench.Result) float64) []int {
-	var out []int
+	price := make([]float64, len(c.Runs))
+	value := make([]float64, len(c.Runs))
 	for i, r := range c.Runs {
-		if r.Facts.PriceUSD <= 0 || j >= len(r.Report.Results) {
+		if j < len(r.Report.Results) {
+			price[i], value[i] = r.Facts.PriceUSD, get(r.Report.Results[j])
+		}
+	}
+	return Frontier(price, value)
+}
+
+// Frontier returns the indices, in order, of the points on the frontier
+// of price against value (lower price and higher value are better): the
+// points with a price (> 0) that no other priced point matches or beats
+// on both while being strictly better on one.
+func Frontier(price, value []float64) []int {
+	var out []int
+	for i, p := range price {
+		if p <= 0 {
 			continue
 		}
-		p, v := r.Facts.PriceUSD, get(r.Report.Results[j])
+		v := value[i]
 		dominated := false
-		for k, o := range c.Runs {
-			if k == i || o.Facts.PriceUSD <= 0 || j >= len(o.Report.Results) {
+		for k, op := range price {
+			if k == i || op <= 0 {
 				continue
 			}
-			op, ov := o.Facts.PriceUSD, get(o.Report.Results[j])
-			if op <= p && ov >= v && (op < p || ov > v) {
+			if ov := value[k]; op <= p && ov >= v && (op < p || ov > v) {
 				dominated = true
 				break
 			}

@@ -20,9 +20,9 @@ import (
 )
 
 // Formats are the outputs a sweep writes: a table for people, CSV (one
-// row per point and job) and JSON lines (a header, then one record per
-// point).
-var Formats = []string{"table", "csv", "json"}
+// row per point and job), JSON lines (a header, then one record per
+// point) and Parquet (the CSV's rows, typed).
+var Formats = []string{"table", "csv", "json", "parquet"}
 
 // Results are a sweep's records with the header that says what they are.
 type Results struct {
@@ -30,7 +30,7 @@ type Results struct {
 	Records []Record
 }
 
-// WriteFormat writes the results as "table", "csv" or "json".
+// WriteFormat writes the results as "table", "csv", "json" or "parquet".
 func (r *Results) WriteFormat(w io.Writer, format string) error {
 	switch format {
 	case "table":
@@ -39,6 +39,8 @@ func (r *Results) WriteFormat(w io.Writer, format string) error {
 		return r.WriteCSV(w)
 	case "json":
 		return r.WriteJSON(w)
+	case "parquet":
+		return r.WriteParquet(w)
 	}
 	return fmt.Errorf("%w: unknown format %q (known: %s)", models.ErrConfig, format, strings.Join(Formats, ", "))
 }
@@ -61,7 +63,8 @@ func (r *Results) WriteJSON(w io.Writer) error {
 
 // csvColumns are the CSV's columns after the axes' keys.
 var csvColumns = []string{"workload", "error", "usable_bytes", "drives_tolerated", "price_usd", "usd_per_tb",
-	"job", "rw", "bs", "iodepth", "numjobs", "iops", "mbps", "lat_mean_us", "lat_p50_us", "lat_p99_us", "lat_p999_us", "in_page_cache"}
+	"job", "rw", "bs", "iodepth", "numjobs", "iops", "mbps", "lat_mean_us", "lat_p50_us", "lat_p99_us", "lat_p999_us", "in_page_cache",
+	"bottleneck", "bottleneck_resource", "bottleneck_busy"}
 
 // WriteCSV writes one row per point and job (one row with the error for a
 // point that has no results), the axes' values in columns named by their
@@ -79,7 +82,7 @@ func (r *Results) WriteCSV(w io.Writer) error {
 			point[len(point)-3] = strconv.Itoa(rec.Tolerates)
 		}
 		if len(rec.Results) == 0 {
-			if err := cw.Write(append(point, make([]string, 12)...)); err != nil {
+			if err := cw.Write(append(point, make([]string, len(csvColumns)-6)...)); err != nil {
 				return err
 			}
 			continue
@@ -89,6 +92,11 @@ func (r *Results) WriteCSV(w io.Writer) error {
 				strconv.Itoa(j.IODepth), strconv.Itoa(j.NumJobs), fixed(j.IOPS, 1), fixed(j.MBps, 2),
 				fixed(j.Lat.Mean, 1), fixed(j.Lat.P50, 1), fixed(j.Lat.P99, 1), fixed(j.Lat.P999, 1),
 				strconv.FormatBool(rec.InPageCache(j)))
+			if b := j.Bottleneck; b != nil {
+				row = append(row, b.Component, b.Resource, fixed(b.Busy, 4))
+			} else {
+				row = append(row, "", "", "")
+			}
 			if err := cw.Write(row); err != nil {
 				return err
 			}
@@ -99,7 +107,7 @@ func (r *Results) WriteCSV(w io.Writer) error {
 }
 
 // WriteTable writes the results for people: a row per point and job with
-// the axes, MB/s, IOPS, p99 latency, price and $/TB; a point's error in
+// the axes, MB/s, IOPS, p99 latency, price, $/TB and the bottleneck; a point's error in
 // place of its figures. † marks a job whose working set fits in the NAS
 // page cache.
 func (r *Results) WriteTable(w io.Writer) error {
@@ -109,12 +117,12 @@ func (r *Results) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "#\t%s\tworkload\tjob\tMB/s\tIOPS\tp99 µs\tusable\tprice\t$/TB\t\n", strings.Join(r.Header.Keys, "\t"))
+	fmt.Fprintf(tw, "#\t%s\tworkload\tjob\tMB/s\tIOPS\tp99 µs\tusable\tprice\t$/TB\tbottleneck\t\n", strings.Join(r.Header.Keys, "\t"))
 	cached := false
 	for _, rec := range r.Records {
 		lead := strconv.Itoa(rec.Index) + "\t" + strings.Join(rec.Values, "\t") + "\t" + rec.Workload + "\t"
 		if rec.Error != "" {
-			fmt.Fprintf(tw, "%s-\t-\t-\t-\t-\t-\t-\t\n", lead)
+			fmt.Fprintf(tw, "%s-\t-\t-\t-\t-\t-\t-\t-\t\n", lead)
 			continue
 		}
 		tail := fmt.Sprintf("%s\t%s\t%s\t", human(rec.UsableBytes), dollars(rec.PriceUSD), dollars(rec.USDPerTB()))
@@ -123,7 +131,7 @@ func (r *Results) WriteTable(w io.Writer) error {
 			if rec.InPageCache(j) {
 				mark, cached = " †", true
 			}
-			fmt.Fprintf(tw, "%s%s%s\t%s\t%s\t%s\t%s\n", lead, j.Name, mark, fixed(j.MBps, 1), fixed(j.IOPS, 0), fixed(j.Lat.P99, 0), tail)
+			fmt.Fprintf(tw, "%s%s%s\t%s\t%s\t%s\t%s%s\t\n", lead, j.Name, mark, fixed(j.MBps, 1), fixed(j.IOPS, 0), fixed(j.Lat.P99, 0), tail, j.Bottleneck.String())
 		}
 	}
 	if err := tw.Flush(); err != nil {

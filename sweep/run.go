@@ -56,6 +56,9 @@ type Job struct {
 	// Working is the bytes the job reads or writes over (its files'
 	// total); 0 when it spans the whole target.
 	Working int64 `json:"working_set_bytes,omitempty"`
+	// Bottleneck is the modelled resource that limited the job, as the
+	// bench runner names it from the models' busy-time accounting.
+	Bottleneck *bench.Bottleneck `json:"bottleneck,omitempty"`
 }
 
 // USDPerTB returns the price per usable terabyte (10^12 bytes), 0 when
@@ -211,7 +214,7 @@ func (sp *Spec) RunPoint(p Point) Record {
 		return rec
 	}
 	for i, x := range rep.Results {
-		j := Job{Name: x.Name, RW: x.RW, BS: x.BS, IODepth: x.IODepth, NumJobs: x.NumJobs, IOPS: x.IOPS, MBps: x.MBps, Lat: x.Lat}
+		j := Job{Name: x.Name, RW: x.RW, BS: x.BS, IODepth: x.IODepth, NumJobs: x.NumJobs, IOPS: x.IOPS, MBps: x.MBps, Lat: x.Lat, Bottleneck: x.Bottleneck}
 		if i < len(w.Jobs) && w.Jobs[i].Name == x.Name {
 			j.Working = w.Jobs[i].WorkingSet()
 		}

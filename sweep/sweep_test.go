@@ -171,6 +171,12 @@ func TestRunShardMerge(t *testing.T) {
 			}
 		case r.Error != "" || len(r.Results) != 8 || r.PriceUSD <= 0 || r.USDPerTB() <= 0 || r.Results[0].MBps <= 0:
 			t.Errorf("point %d %v: error %q, %d results, $%v, $%v/TB", r.Index, r.Values, r.Error, len(r.Results), r.PriceUSD, r.USDPerTB())
+		default:
+			for _, j := range r.Results {
+				if b := j.Bottleneck; b == nil || b.Resource == "" || b.Busy <= 0 || b.Busy > 1.001 {
+					t.Errorf("point %d %v %s: bottleneck %v", r.Index, r.Values, j.Name, b)
+				}
+			}
 		}
 	}
 

@@ -20,9 +20,9 @@ var examples = map[string][]string{
 		"nasemu compare --suite cdm --size 64GiB --set link.kind=10gbe sim:ds1817-raid5-hdd-smb-1g sim:ds1817-raid5-ssd-smb-1g",
 	},
 	"sweep": {
-		"nasemu sweep testdata/sweeps/example-500.yaml --format csv > sweep.csv",
-		"JOB_COMPLETION_INDEX=0 nasemu sweep testdata/sweeps/example-500.yaml --shards 4 --out results/",
-		"nasemu sweep merge --format csv results/",
+		"nasemu sweep testdata/sweeps/example-500.yaml --format parquet --html pareto/ > sweep.parquet",
+		"JOB_COMPLETION_INDEX=0 nasemu sweep testdata/sweeps/example-500.yaml --shards 4 --out results/ && nasemu sweep merge --format csv results/",
+		"nasemu sweep --emit k8s testdata/sweeps/example-500.yaml --shards 8 --image registry.example/nasemu:v1 | kubectl apply -f -",
 	},
 	"presets": {
 		"nasemu presets",

@@ -15,7 +15,9 @@ import (
 
 	"github.com/nasemu/nasemu"
 	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/report"
 	"github.com/nasemu/nasemu/sweep"
+	"github.com/nasemu/nasemu/sweep/cluster"
 )
 
 // Environment variables that give a shard its index (and, for Slurm, the
@@ -28,7 +30,9 @@ const (
 	envSlurmCount = "SLURM_ARRAY_TASK_COUNT"
 )
 
-const sweepSynopsis = "SPEC.yaml [--format table|csv|json] [--out DIR] [--shard K/N | --shards N] [--jobs N]\n       nasemu sweep merge [--format table|csv|json] DIR..."
+const sweepSynopsis = "SPEC.yaml [--format table|csv|json|parquet] [--out DIR] [--shard K/N | --shards N] [--jobs N] [--html DIR [--metric iops|mbps]]\n" +
+	"       nasemu sweep --emit k8s|slurm SPEC.yaml [--shards N] [--parallelism P] [--jobs N] [--image IMAGE] [--claim PVC] [--out DIR]\n" +
+	"       nasemu sweep merge [--format table|csv|json|parquet] [--html DIR [--metric iops|mbps]] DIR..."
 
 func runSweep(args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "merge" {
@@ -41,8 +45,20 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	shards := fs.Int("shards", 0, "run one of N shards, K from $"+envK8sIndex+" (Kubernetes Indexed Job) or $"+envSlurmID+" (Slurm array)")
 	jobs := fs.Int("jobs", 0, "points simulated at once (default: the CPUs Go may use)")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	emit := fs.String("emit", "", "write what runs the shards on a cluster instead of running: k8s (a ConfigMap of the spec and an Indexed Job) or slurm (an sbatch array script)")
+	image := fs.String("image", "nasemu:latest", "with --emit k8s: the container image with nasemu on its PATH (built from the repository's Dockerfile)")
+	claim := fs.String("claim", "nasemu-sweep-results", "with --emit k8s: the PersistentVolumeClaim the shards write their results to")
+	parallelism := fs.Int("parallelism", 0, "with --emit: shards running at once (default: all)")
+	html := fs.String("html", "", "also write an HTML page to DIR: per job the Pareto frontier of price against --metric, a table and a chart")
+	metric := fs.String("metric", "iops", "the HTML page's metric: "+strings.Join(sweep.Metrics, " or "))
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if !slices.Contains(sweep.Metrics, *metric) {
+		return usagef("unknown metric %q (known: %s)", *metric, strings.Join(sweep.Metrics, ", "))
+	}
+	if *emit != "" {
+		return emitSweep(fs, *emit, cluster.Options{Shards: *shards, Parallelism: *parallelism, Image: *image, Claim: *claim, Out: *out, CPUs: *jobs}, stdout)
 	}
 	switch {
 	case fs.NArg() != 1:
@@ -133,7 +149,65 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	}
 	slices.SortFunc(recs, func(a, b sweep.Record) int { return a.Index - b.Index })
 	res.Records = recs
+	if err := writeSweepHTML(res, *html, *metric); err != nil {
+		return err
+	}
+	if err := writeSweepHTML(res, *html, *metric); err != nil {
+		return err
+	}
 	return res.WriteFormat(stdout, *format)
+}
+
+// writeSweepHTML writes the results' page into dir (nothing when dir is
+// empty).
+func writeSweepHTML(res *sweep.Results, dir, metric string) error {
+	if dir == "" {
+		return nil
+	}
+	p, err := res.Page(metric)
+	if err != nil {
+		return usageError{err}
+	}
+	return report.WritePage(dir, p)
+}
+
+// emitSweep is 'nasemu sweep --emit k8s|slurm SPEC': the manifest or
+// script that runs the spec's shards on a cluster, on stdout.
+func emitSweep(fs interface {
+	NArg() int
+	Arg(int) string
+	Changed(string) bool
+}, kind string, opt cluster.Options, stdout io.Writer) error {
+	if fs.NArg() != 1 {
+		return usagef("give one sweep spec")
+	}
+	if !fs.Changed("shards") {
+		opt.Shards = 4
+	}
+	if fs.Changed("shard") {
+		return usagef("--emit writes every shard's job: give --shards N, not --shard")
+	}
+	spec, err := sweep.Load(fs.Arg(0), nasemu.LoadSetup)
+	if err != nil {
+		return usageError{err}
+	}
+	var b []byte
+	switch kind {
+	case "k8s":
+		b, err = cluster.Kubernetes(spec, opt)
+	case "slurm":
+		b, err = cluster.Slurm(spec, opt)
+	default:
+		return usagef("--emit %q: want k8s or slurm", kind)
+	}
+	if err != nil {
+		if errors.Is(err, models.ErrConfig) {
+			return usageError{err}
+		}
+		return err
+	}
+	_, err = stdout.Write(b)
+	return err
 }
 
 // shardOf returns shard K of N from --shard K/N, or --shards N with K from
@@ -195,10 +269,15 @@ func shardOf(shard string, shards int, shardsSet bool, getenv func(string) strin
 // runSweepMerge is 'nasemu sweep merge DIR...': the shards' records as
 // one sweep, as one process would have printed them.
 func runSweepMerge(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("sweep merge", "[--format table|csv|json] DIR...", stderr)
+	fs := newFlags("sweep merge", "[--format table|csv|json|parquet] DIR...", stderr)
 	format := fs.String("format", "table", "output format: "+strings.Join(sweep.Formats, ", "))
+	html := fs.String("html", "", "also write an HTML page to DIR: per job the Pareto frontier of price against --metric")
+	metric := fs.String("metric", "iops", "the HTML page's metric: "+strings.Join(sweep.Metrics, " or "))
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if !slices.Contains(sweep.Metrics, *metric) {
+		return usagef("unknown metric %q (known: %s)", *metric, strings.Join(sweep.Metrics, ", "))
 	}
 	switch {
 	case fs.NArg() == 0:
@@ -211,6 +290,9 @@ func runSweepMerge(args []string, stdout, stderr io.Writer) error {
 		if errors.Is(err, models.ErrConfig) {
 			return usageError{err}
 		}
+		return err
+	}
+	if err := writeSweepHTML(res, *html, *metric); err != nil {
 		return err
 	}
 	return res.WriteFormat(stdout, *format)
