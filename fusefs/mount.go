@@ -160,6 +160,7 @@ func (f *FS) Unmount() error {
 			}
 			f.server.Wait()
 		}
+		f.vol.LogLate()
 		f.commit()
 		f.removeHoldDir()
 		f.undo.mu.Lock()
