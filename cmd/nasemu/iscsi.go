@@ -117,7 +117,10 @@ func serveISCSI(ctx context.Context, args []string, stderr io.Writer, ready chan
 		file.Close()
 		return err
 	}
-	defer vol.Close()
+	defer func() {
+		vol.LogLate() // how far the host fell behind the model, if it did
+		vol.Close()
+	}()
 	lu, err := scsi.New(vol, scsi.Config{BlockSize: *blockSize, ID: iscsi.LUNID(*iqn, 0), Logger: log})
 	if err != nil {
 		return usageError{err}
