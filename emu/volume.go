@@ -26,6 +26,7 @@ type Volume struct {
 	closedLoop time.Duration // as in Options
 	lastDone   atomic.Int64  // latest completion time answered (model ns)
 	stats      [models.Stat + 1]opStats
+	late       lateness
 }
 
 type opStats struct {
@@ -131,6 +132,7 @@ func (v *Volume) charge(r models.Request) (at, done time.Duration, err error) {
 // finish waits until done and accounts the request.
 func (v *Volume) finish(op models.Op, n int64, at, done time.Duration, err error) {
 	if err == nil {
+		v.checkLate(done)
 		v.clock.SleepUntil(done)
 		v.completed(done)
 	}
@@ -196,6 +198,7 @@ func (v *Volume) Access(rs []models.Request, data func() error) error {
 		last = max(last, d)
 	}
 	if err == nil {
+		v.checkLate(last)
 		v.clock.SleepUntil(last)
 		v.completed(last)
 	}

@@ -71,6 +71,11 @@ type Status struct {
 	Free       int64   `json:"free_bytes"`
 	ModelTime  float64 `json:"model_time_s"`
 	InFlight   int64   `json:"in_flight"`
+	// LateAnswers counts the requests answered after the model's
+	// completion time, LateSeconds (model time) sums how late: the host
+	// could not keep up with the model (see emu.Volume.Late).
+	LateAnswers int64   `json:"late_answers"`
+	LateSeconds float64 `json:"late_s"`
 	// PendingChanges are the namespace changes since the last journal
 	// commit: what a power loss now would undo.
 	PendingChanges int            `json:"pending_changes"`
@@ -85,7 +90,9 @@ type ArrayStatus = emu.ArrayStatus
 // Status returns a snapshot of the share, its volume and its model.
 func (f *FS) Status() Status {
 	capacity, free := f.Usage()
+	late := f.vol.Late()
 	return Status{
+		LateAnswers: late.Count, LateSeconds: late.Total.Seconds(),
 		Backing: f.backing, Mountpoint: f.mountpoint,
 		Capacity: capacity, Free: free,
 		ModelTime:      f.vol.Clock().Now().Seconds(),

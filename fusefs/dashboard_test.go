@@ -36,7 +36,7 @@ func TestDashboardMetrics(t *testing.T) {
 		exported[f.GetName()] = true
 	}
 	fqName := regexp.MustCompile(`fqName: "([a-z0-9_]+)"`)
-	for _, d := range []interface{ String() string }{capacityDesc, freeDesc, volOpsDesc, volErrsDesc, volBytesDesc, volQDDesc, raidStateDesc, rebuildDesc, failedDesc} {
+	for _, d := range []interface{ String() string }{capacityDesc, freeDesc, volOpsDesc, volErrsDesc, volBytesDesc, volQDDesc, lateDesc, latenessDesc, raidStateDesc, rebuildDesc, failedDesc} {
 		exported[fqName.FindStringSubmatch(d.String())[1]] = true
 	}
 	for _, mm := range modelMetrics {

@@ -149,6 +149,8 @@ var (
 	volErrsDesc   = prometheus.NewDesc("nasemu_volume_errors_total", "Requests the model of the NAS failed (a failed array, no space), by operation.", []string{"op"}, nil)
 	volBytesDesc  = prometheus.NewDesc("nasemu_volume_bytes_total", "Bytes of the requests submitted to the model of the NAS, by operation.", []string{"op"}, nil)
 	volQDDesc     = prometheus.NewDesc("nasemu_volume_in_flight", "Requests submitted to the model of the NAS and not yet answered: its queue depth.", nil, nil)
+	lateDesc      = prometheus.NewDesc("nasemu_volume_late_answers_total", "Requests answered after the model's completion time because the host's own work for them took longer: the host could not keep up with the modelled NAS.", nil, nil)
+	latenessDesc  = prometheus.NewDesc("nasemu_volume_lateness_seconds_total", "How much later than the model's completion times the late answers were, summed, in model seconds.", nil, nil)
 	arrayLabels   = []string{"device", "array"}
 	raidStateDesc = prometheus.NewDesc("nasemu_raid_state", "1 for the array's current state, 0 for the others: optimal (all members serve), degraded (serving without redundancy lost to failed members), rebuilding (onto a replacement), failed (data lost).", append(arrayLabels, "state"), nil)
 	rebuildDesc   = prometheus.NewDesc("nasemu_raid_rebuild_progress_ratio", "Fraction of the running rebuild done, from 0 to 1 (1 when none runs).", arrayLabels, nil)
@@ -165,6 +167,9 @@ func (c *modelCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(freeDesc, prometheus.GaugeValue, float64(free))
 	st := c.fs.vol.Stats()
 	ch <- prometheus.MustNewConstMetric(volQDDesc, prometheus.GaugeValue, float64(st.InFlight))
+	late := c.fs.vol.Late()
+	ch <- prometheus.MustNewConstMetric(lateDesc, prometheus.CounterValue, float64(late.Count))
+	ch <- prometheus.MustNewConstMetric(latenessDesc, prometheus.CounterValue, late.Total.Seconds())
 	for _, o := range st.Ops {
 		ch <- prometheus.MustNewConstMetric(volOpsDesc, prometheus.CounterValue, float64(o.Count), o.Op.String())
 		ch <- prometheus.MustNewConstMetric(volErrsDesc, prometheus.CounterValue, float64(o.Errors), o.Op.String())

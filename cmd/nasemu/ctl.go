@@ -150,6 +150,9 @@ func printStatus(w io.Writer, req fusefs.ControlRequest, resp serve.Response) {
 	if st := resp.Status; st != nil {
 		fmt.Fprintf(w, "share %s (files in %s): %s usable, %s free, model time %.1f s, %d requests in flight, %d namespace changes not yet committed\n",
 			st.Mountpoint, st.Backing, models.Bytes(st.Capacity).Human(), models.Bytes(st.Free).Human(), st.ModelTime, st.InFlight, st.PendingChanges)
+		if st.LateAnswers > 0 {
+			fmt.Fprintf(w, "%d answers later than the model's time, by %.3f s (model time) in all: this host could not keep up with the model (a larger --time-scale slows it down)\n", st.LateAnswers, st.LateSeconds)
+		}
 		arrays = st.Arrays
 	}
 	if l := resp.LUN; l != nil {

@@ -118,7 +118,10 @@ func serveISCSI(ctx context.Context, args []string, stderr io.Writer, ready chan
 		file.Close()
 		return err
 	}
-	defer vol.Close()
+	defer func() {
+		vol.LogLate() // how far the host fell behind the model, if it did
+		vol.Close()
+	}()
 	var replacement func(int) (models.Device, error)
 	if s != nil {
 		replacement = serve.ReplacementDrives(s, *seed)

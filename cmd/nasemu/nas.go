@@ -300,6 +300,7 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 		info.ISCSI, info.IQN = lun.Addr(), *iqn
 		stopLUN = func() error {
 			err := lun.Stop()
+			lunVol.LogLate()
 			return errors.Join(err, lunStore.Sync(), lunStore.Close())
 		}
 	}
