@@ -67,7 +67,7 @@ var recordedOptions = []string{
 	"hipri", "fixedbufs", "registerfiles", "sqthread_poll", "sqthread_poll_cpu", "nonvectored", "uncached",
 	"userspace_reap", "force_async", "sync_file_range", "serialize_overlap", "io_submit_mode",
 	"iodepth_batch", "iodepth_batch_submit", "iodepth_batch_complete", "iodepth_batch_complete_min",
-	"iodepth_batch_complete_max", "iodepth_low", "experimental_verify",
+	"iodepth_low", "experimental_verify",
 	"numa_mem", "write_iolog_chunked", "group_reporting", "new_group",
 	"percentile_list", "ratemin", "rate_min", "rate_iops_min",
 }
@@ -80,7 +80,6 @@ var approximatedOptions = map[string]string{
 	"iodepth_batch_submit":       "iodepth_batch*: each I/O is submitted when a slot frees, not in batches",
 	"iodepth_batch_complete":     "iodepth_batch*: each I/O is submitted when a slot frees, not in batches",
 	"iodepth_batch_complete_min": "iodepth_batch*: each I/O is submitted when a slot frees, not in batches",
-	"iodepth_batch_complete_max": "iodepth_batch*: each I/O is submitted when a slot frees, not in batches",
 	"iodepth_low":                "iodepth_low: the queue is refilled at once, not after draining to iodepth_low",
 	"io_submit_mode":             "io_submit_mode: submission is inline; offload's thread is not modelled",
 	"rate_cycle":                 "rate_cycle: rate_min is checked over the whole run",
@@ -541,6 +540,11 @@ func applyFio(j *Job, o fioOption, st *fioState) error {
 		j.IODepth, err = parseIntField(v, 1, 65536)
 	case "numjobs":
 		j.NumJobs, err = parseIntField(v, 1, 4096)
+	case "iodepth_batch_complete_max":
+		// 0 is fio's "as iodepth_batch_complete_min", which is 1 unless set.
+		if j.ReapBatch, err = parseIntField(v, 0, 65536); err == nil {
+			record(j, o.key, v)
+		}
 	case "loops":
 		j.Loops, err = parseIntField(v, 1, 1<<20)
 	case "nrfiles", "nr_files":

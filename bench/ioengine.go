@@ -19,8 +19,9 @@ import (
 // runs one thread per job: it keeps iodepth operations queued in the
 // kernel, submitting each with a system call of its own as fio does by
 // default (iodepth_batch=1), waits for at least one to complete, takes
-// the time once for the batch it reaps (fio's completion timestamp) and
-// refills the queue. Latency is split as fio splits it: an operation's
+// the time once for the batch it reaps (fio's completion timestamp; a
+// batch is one completion unless iodepth_batch_complete_max says more,
+// as in fio) and refills the queue. Latency is split as fio splits it: an operation's
 // completion latency (clat) runs from the return of the system call that
 // submitted it; its total latency (lat) from the moment it was prepared,
 // so lat less clat is fio's submission latency (slat). On storage that
@@ -112,9 +113,10 @@ type ioQueue interface {
 	// passes (timeout < 0: no limit), or early (a signal): reap then
 	// finds nothing.
 	wait(timeout time.Duration) error
-	// reap calls fn for each completed operation: its slot and result
-	// (bytes transferred, or a negated errno).
-	reap(fn func(i int, res int64))
+	// reap calls fn for at most max completed operations (all of them
+	// when max <= 0): each one's slot and result (bytes transferred, or a
+	// negated errno). Those left over stay ready for the next wait.
+	reap(max int, fn func(i int, res int64))
 	close()
 }
 
@@ -428,8 +430,11 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 				fail(err)
 			}
 		}
-		now = c.Now() // one timestamp per reaped batch, as fio takes it
-		q.reap(reaped)
+		// One timestamp per reaped batch, as fio takes it, and at most
+		// iodepth_batch_complete_max (default 1) per batch: fio reaps one
+		// completion, refills its slot, and only then reaps the next.
+		now = c.Now()
+		q.reap(st.job.ReapBatch, reaped)
 		if qerr != nil && inflight > 0 {
 			// Nothing more can be learnt from a broken queue.
 			return

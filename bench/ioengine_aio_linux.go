@@ -47,7 +47,7 @@ type aio struct {
 	cbs     []iocb
 	queued  []*iocb
 	events  []ioEvent
-	pending int  // reaped by the last wait, not yet handed out
+	pending int  // events[:pending] are ready, not yet handed out by reap
 	raw     bool // wait without giving up the goroutine's P (see ioQueue)
 	timeout unix.Timespec
 	ts      *unix.Timespec // &timeout, or nil: no limit
@@ -130,11 +130,17 @@ func (a *aio) wait(timeout time.Duration) error {
 	}
 }
 
-func (a *aio) reap(fn func(i int, res int64)) {
-	for _, e := range a.events[:a.pending] {
+func (a *aio) reap(max int, fn func(i int, res int64)) {
+	n := a.pending
+	if max > 0 {
+		n = min(n, max)
+	}
+	for _, e := range a.events[:n] {
 		fn(int(e.data), e.res)
 	}
-	a.pending = 0
+	// Those left over move to the front, where the next reap (and a
+	// refused submission's event) expects them.
+	a.pending = copy(a.events, a.events[n:a.pending])
 }
 
 func (a *aio) close() {

@@ -2,9 +2,14 @@ package bench
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nasemu/nasemu/models"
 )
 
 // BenchmarkPathQueue measures the asynchronous engines on a real file
@@ -43,5 +48,71 @@ func BenchmarkPathQueue(b *testing.B) {
 				b.ReportMetric(float64(used.Nanoseconds())/float64(ios), "cpu-ns/io")
 			})
 		}
+	}
+}
+
+// TestQueueReapsAtMost checks that a queue hands out no more completions
+// per reap than asked (fio's iodepth_batch_complete_max) and keeps the
+// rest for the next: four buffered reads of a cached file complete while
+// they are submitted, then come out one, then the other three.
+func TestQueueReapsAtMost(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, make([]byte, 4<<12), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	const depth = 4
+	bufs := make([][]byte, depth)
+	for i := range bufs {
+		bufs[i] = make([]byte, 4096)
+	}
+	for _, e := range []Engine{EngineIOUring, EngineLibaio} {
+		t.Run(string(e), func(t *testing.T) {
+			q, err := queueFactories[e](depth, []int{int(f.Fd())}, bufs, false)
+			if err != nil {
+				if os.Getenv("CI") == "true" {
+					t.Fatalf("%s: %v", e, err)
+				}
+				t.Skipf("%s: %v", e, err)
+			}
+			defer q.close()
+			for i := range depth {
+				q.prep(i, 0, models.Read, int64(i)<<12, bufs[i])
+			}
+			if n, err := q.submit(); n != depth || err != nil {
+				t.Fatalf("submit: %d, %v", n, err)
+			}
+			var got []int
+			collect := func(i int, res int64) {
+				if res != 4096 {
+					t.Errorf("slot %d: result %d", i, res)
+				}
+				got = append(got, i)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for len(got) == 0 && time.Now().Before(deadline) {
+				if err := q.wait(time.Second); err != nil {
+					t.Fatal(err)
+				}
+				q.reap(1, collect)
+			}
+			if len(got) != 1 {
+				t.Fatalf("reap(1) handed out %d completions", len(got))
+			}
+			for len(got) < depth && time.Now().Before(deadline) {
+				if err := q.wait(time.Second); err != nil {
+					t.Fatal(err)
+				}
+				q.reap(0, collect)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, []int{0, 1, 2, 3}) {
+				t.Fatalf("completions %v, want each slot once", got)
+			}
+		})
 	}
 }

@@ -290,10 +290,10 @@ func (r *uring) enter(toSubmit, minComplete, flags uint32, arg unsafe.Pointer, a
 	return got, nil
 }
 
-func (r *uring) reap(fn func(i int, res int64)) {
+func (r *uring) reap(max int, fn func(i int, res int64)) {
 	head := atomic.LoadUint32(r.cqHead)
 	tail := atomic.LoadUint32(r.cqTail)
-	for ; head != tail; head++ {
+	for n := 0; head != tail && (max <= 0 || n < max); head, n = head+1, n+1 {
 		c := r.cqes[head&r.cqMask]
 		fn(int(c.userData), int64(c.res))
 	}

@@ -181,6 +181,12 @@ type Job struct {
 	Offset    int64     // start of the I/O range within each file
 	IODepth   int       // outstanding I/Os per job instance; default 1
 	NumJobs   int       // instances of the job, each with its own queue; default 1
+	// ReapBatch is how many completions a path target's asynchronous
+	// engine reaps per completion timestamp before it refills the queue:
+	// fio's iodepth_batch_complete_max, whose default is 1. At depth, each
+	// reaped I/O's completion time then includes the submissions made
+	// before it was reaped, as in fio's clat.
+	ReapBatch int
 
 	Runtime    time.Duration // stop after this long (0: when Size is done)
 	TimeBased  bool          // keep going (wrapping around) until Runtime
@@ -364,6 +370,9 @@ func (j *Job) EnsureDefaults() {
 	}
 	if j.NumJobs == 0 {
 		j.NumJobs = 1
+	}
+	if j.ReapBatch == 0 {
+		j.ReapBatch = 1
 	}
 	if j.Loops == 0 {
 		j.Loops = 1
