@@ -434,7 +434,7 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 		// iodepth_batch_complete_max (default 1) per batch: fio reaps one
 		// completion, refills its slot, and only then reaps the next.
 		now = c.Now()
-		q.reap(st.job.ReapBatch, reaped)
+		q.reap(max(st.job.ReapBatch, 1), reaped)
 		if qerr != nil && inflight > 0 {
 			// Nothing more can be learnt from a broken queue.
 			return

@@ -185,7 +185,7 @@ type Job struct {
 	// engine reaps per completion timestamp before it refills the queue:
 	// fio's iodepth_batch_complete_max, whose default is 1. At depth, each
 	// reaped I/O's completion time then includes the submissions made
-	// before it was reaped, as in fio's clat.
+	// before it was reaped, as in fio's clat. 0 is fio's default, 1.
 	ReapBatch int
 
 	Runtime    time.Duration // stop after this long (0: when Size is done)
@@ -370,9 +370,6 @@ func (j *Job) EnsureDefaults() {
 	}
 	if j.NumJobs == 0 {
 		j.NumJobs = 1
-	}
-	if j.ReapBatch == 0 {
-		j.ReapBatch = 1
 	}
 	if j.Loops == 0 {
 		j.Loops = 1
