@@ -130,6 +130,7 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 	share := fs.String("share", "nas", "the share's name")
 	iscsiAddr := fs.String("iscsi", "", "also serve a LUN of the same array over iSCSI at HOST:PORT")
 	lunFile := fs.String("lun", "", "file that holds the LUN's bytes (created sparse; kept across runs; with --iscsi)")
+	lunStateDir := fs.String("state-dir", "", "with --iscsi and no --smb: directory that keeps the array's failed and rebuilding drives across restarts (in "+emu.ArrayStateFile+"; with a share, its --backing directory keeps them)")
 	lunSizeFlag := fs.String("lun-size", "", "the LUN's size, carved from the end of the array (default: a quarter of the array)")
 	iqn := fs.String("iqn", iscsi.DefaultIQN, "the iSCSI target's name")
 	chapUser := fs.String("chap-user", "", "require iSCSI CHAP with this user name")
@@ -148,6 +149,8 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 		return usagef("--setup is required")
 	case *smbAddr == "" && *iscsiAddr == "":
 		return usagef("--smb HOST:PORT or --iscsi HOST:PORT is required (or both)")
+	case *lunStateDir != "" && *smbAddr != "":
+		return usagef("--state-dir is for a LUN served without a share: with --smb, the --backing directory keeps the array's state")
 	case *smbAddr != "" && *backing == "":
 		return usagef("--backing is required with --smb")
 	case *metricsAddr != "" && *smbAddr == "":
@@ -262,6 +265,15 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 			return err
 		}
 		defer info.Volume.Close()
+		if *lunStateDir != "" {
+			if err := checkStateDir(*lunStateDir); err != nil {
+				return err
+			}
+			// The array comes back as it went down: degraded, rebuilding.
+			if err := info.Volume.LoadArrays(*lunStateDir, serve.ReplacementDrives(s, *seed)); err != nil {
+				return usagef("--state-dir: %v", err)
+			}
+		}
 	}
 
 	var lun *serve.LUN
@@ -301,10 +313,14 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 		stopLUN = func() error {
 			err := lun.Stop()
 			lunVol.LogLate()
+			if *lunStateDir != "" {
+				// A rebuild that finished while serving is saved as done.
+				err = errors.Join(err, info.Volume.SaveArrays(*lunStateDir))
+			}
 			return errors.Join(err, lunStore.Sync(), lunStore.Close())
 		}
 	}
-	ctl := &serve.Control{FS: f, LUN: lun, LUNBacking: *lunFile, Volume: info.Volume, LUNVolume: lunVol, Replacement: serve.ReplacementDrives(s, *seed), Logger: log}
+	ctl := &serve.Control{FS: f, LUN: lun, LUNBacking: *lunFile, Volume: info.Volume, LUNVolume: lunVol, Replacement: serve.ReplacementDrives(s, *seed), StateDir: *lunStateDir, Logger: log}
 	if arr != nil {
 		ctl.LUNSize = arr.LUNSize()
 	}

@@ -363,3 +363,82 @@ func dialLUN(ctx context.Context, t *testing.T, addr string) *iscsi.Session {
 	t.Cleanup(func() { s.Close() })
 	return s
 }
+
+// TestRobustNasLUNArrayStateKept: 'nasemu nas' serving only a LUN keeps a
+// failed drive failed across a restart when given --state-dir, as
+// 'nasemu iscsi' does; with a share, --state-dir is refused (the backing
+// directory keeps the state).
+func TestRobustNasLUNArrayStateKept(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	if err := os.Mkdir(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--setup", "ds1817-raid5-hdd-smb-1g", "--iscsi", "127.0.0.1:0", "--lun", filepath.Join(dir, "lun.img"),
+		"--lun-size", "8MiB", "--state-dir", state}
+	start := func() (nasInfo, func()) {
+		t.Helper()
+		ctx, cancel := context.WithCancel(context.Background())
+		infos := make(chan nasInfo, 1)
+		done := make(chan error, 1)
+		stderr := &lockedBuffer{}
+		go func() { done <- nas(ctx, args, stderr, func(i nasInfo) { infos <- i }) }()
+		stop := func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("nas: %v\n%s", err, stderr)
+			}
+		}
+		select {
+		case info := <-infos:
+			return info, stop
+		case err := <-done:
+			t.Fatalf("nas %v: %v\n%s", args, err, stderr)
+		case <-time.After(30 * time.Second):
+			stop()
+			t.Fatal("nas does not start")
+		}
+		return nasInfo{}, nil
+	}
+	status := func(sock string) serve.Response {
+		t.Helper()
+		out, code := ctlRun(t, sock, "--format", "json", "status")
+		var resp serve.Response
+		if err := json.Unmarshal([]byte(out), &resp); code != 0 || err != nil {
+			t.Fatalf("ctl status: exit %d, %v\n%s", code, err, out)
+		}
+		return resp
+	}
+	degraded := func(resp serve.Response) bool {
+		if resp.LUN == nil {
+			return false
+		}
+		for _, a := range resp.LUN.Arrays {
+			if a.State == "degraded" && slices.Equal(a.Failed, []int{1}) {
+				return true
+			}
+		}
+		return false
+	}
+
+	info, stop := start()
+	sock := filepath.Join(info.RunDir, "ctl.sock")
+	if degraded(status(sock)) {
+		t.Fatal("a fresh array is degraded")
+	}
+	if out, code := ctlRun(t, sock, "fail", "1"); code != 0 || !strings.Contains(out, "degraded") {
+		t.Fatalf("ctl fail 1: exit %d\n%s", code, out)
+	}
+	stop()
+	info, stop = start()
+	if resp := status(filepath.Join(info.RunDir, "ctl.sock")); !degraded(resp) {
+		t.Errorf("after a restart the LUN's arrays are %+v, want member 1 failed", resp.LUN)
+	}
+	stop()
+
+	var out bytes.Buffer
+	withShare := append(nasArgs(t, "ds1817-raid5-hdd-smb-1g", freePort(t)), "--state-dir", state)
+	if err := nas(context.Background(), withShare, &out, nil); !strings.Contains(fmt.Sprint(err), "--state-dir is for a LUN") {
+		t.Errorf("--state-dir with a share: %v, want it refused", err)
+	}
+}
