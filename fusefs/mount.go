@@ -77,32 +77,16 @@ func MountOptions(name string, debug bool) *fs.Options {
 // that sysctl at 257 or more (SplitsSMBWrites).
 const smbMaxWrite = 1<<20 + 4096
 
-// smbMaxRequest is the largest request a share behind smbd asks the kernel
-// for (where fs.fuse.max_pages_limit allows it: 1024 pages on hosts set up
-// as .ci/run does). smbclient, Windows and the Linux kernel client read and
-// write up to 8 MiB per SMB request; in 4 MiB requests, rather than in
-// requests of smbMaxWrite, such a request reaches the share, and is
-// charged, in 2 or 3 parts instead of 9, each with the costs of a request
-// (the FUSE round trip and the model's per-request work). A 1 MiB SMB
-// request still reaches it whole.
-const smbMaxRequest = 4 << 20
-
-// fuseMaxRequest is the largest FUSE request this host's kernel allows.
-func fuseMaxRequest() int {
-	n := 256
-	if b, err := os.ReadFile("/proc/sys/fs/fuse/max_pages_limit"); err == nil {
-		if v, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && v > 0 {
-			n = v
-		}
-	}
-	return n * os.Getpagesize()
-}
-
 // SplitsSMBWrites reports whether this host's kernel splits an SMB
 // client's 1 MiB write in two on its way from smbd to a share (see
 // smbMaxWrite): fs.fuse.max_pages_limit is below 257.
 func SplitsSMBWrites() bool {
-	return fuseMaxRequest() < smbMaxWrite // older kernels: 256 pages at most
+	b, err := os.ReadFile("/proc/sys/fs/fuse/max_pages_limit")
+	if err != nil {
+		return true // older kernels: 256 pages at most
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	return err != nil || n*os.Getpagesize() < smbMaxWrite
 }
 
 // Mount mounts the share at mountpoint and serves it until Unmount (or an
@@ -123,7 +107,7 @@ func (f *FS) Mount(mountpoint string) error {
 	root := &node{LoopbackNode: lr.(*fs.LoopbackNode), fs: f}
 	opts := MountOptions("nasemu:"+filepath.Base(f.backing), f.debug)
 	if f.front == FrontSMB {
-		opts.MaxWrite = smbMaxRequest
+		opts.MaxWrite = smbMaxWrite
 		// smbd reaches the share as the account a client logs in with, not
 		// as the mounting user; the kernel then checks each access against
 		// the backing files' owners and modes (which the loopback keeps:
