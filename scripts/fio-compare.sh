@@ -41,20 +41,8 @@ rounds=${ROUNDS:-5}
 select=${ROWS:-.}
 min_ratio=${MIN_RATIO:-0.95}
 max_p999=${MAX_P999:-1.2}
-for tool in fio jq; do
-	command -v $tool >/dev/null || { echo "$tool is not installed (apt-get install -y $tool)" >&2; exit 2; }
-done
-
-work=$(mktemp -d -t nasemu-fio-compare.XXXXXX)
-name="nasemu-fio-compare.$$.dat"
-trap 'rm -rf "$work" "$dir/$name"' EXIT
-trap 'exit 130' INT TERM
-nasemu=${NASEMU:-$work/nasemu}
-[ -n "${NASEMU:-}" ] || go build -o "$nasemu" ./cmd/nasemu
-raw=${RAW:-$work/raw}
-# Lay the file out once, with data, so that neither tool writes it first.
-fio --name=layout --directory="$dir" --filename="$name" --rw=write --bs=1m --size="$size" \
-	--ioengine=psync --end_fsync=1 --output=/dev/null
+. scripts/fio-lib.sh
+fio_setup nasemu-fio-compare
 
 rows=()
 for row in "randread 4k 1 1" "randread 4k 32 1" "randread 4k 64 1" \

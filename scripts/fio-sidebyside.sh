@@ -32,20 +32,8 @@ ramp=${RAMP:-1}
 rounds=${ROUNDS:-5}
 select=${ROWS:-.}
 tol=${TOL:-0.05}
-for tool in fio jq; do
-	command -v $tool >/dev/null || { echo "$tool is not installed (apt-get install -y $tool)" >&2; exit 2; }
-done
-
-work=$(mktemp -d -t nasemu-fio-sidebyside.XXXXXX)
-name="nasemu-fio-sidebyside.$$.dat"
-trap 'rm -rf "$work" "$dir/$name"' EXIT
-trap 'exit 130' INT TERM
-nasemu=${NASEMU:-$work/nasemu}
-[ -n "${NASEMU:-}" ] || go build -o "$nasemu" ./cmd/nasemu
-raw=${RAW:-$work/raw}
-# Lay the file out once, with data, so that neither tool writes it first.
-fio --name=layout --directory="$dir" --filename="$name" --rw=write --bs=1m --size="$size" \
-	--ioengine=psync --end_fsync=1 --output=/dev/null
+. scripts/fio-lib.sh
+fio_setup nasemu-fio-sidebyside
 
 # name rw bs iodepth rwmixread
 rows=()
