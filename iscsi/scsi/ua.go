@@ -1,6 +1,9 @@
 package scsi
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // SensePowerOnReset is the unit attention a power on establishes: POWER
 // ON, RESET, OR BUS DEVICE RESET OCCURRED (SPC-4 table 49, ASC/ASCQ
@@ -19,6 +22,7 @@ const maxToldNexuses = 4096
 // it. UA_INTLCK_CTRL is 00b (the control mode page): reporting a unit
 // attention clears it.
 type unitAttention struct {
+	pending atomic.Bool // powerOn, read without mu by every command
 	mu      sync.Mutex
 	powerOn bool                // a power on is pending for every nexus not in told
 	told    map[string]struct{} // nexuses the power on was reported to
@@ -28,14 +32,15 @@ type unitAttention struct {
 func (u *unitAttention) raise() {
 	u.mu.Lock()
 	u.powerOn, u.told = true, map[string]struct{}{}
+	u.pending.Store(true)
 	u.mu.Unlock()
 }
 
 // take returns the condition pending for nexus, and clears it. A command
 // with no nexus (not from a transport) has none.
 func (u *unitAttention) take(nexus string) (Sense, bool) {
-	if nexus == "" {
-		return Sense{}, false
+	if nexus == "" || !u.pending.Load() {
+		return Sense{}, false // the data path's case: no lock taken
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -47,6 +52,7 @@ func (u *unitAttention) take(nexus string) (Sense, bool) {
 	}
 	if len(u.told) >= maxToldNexuses {
 		u.powerOn, u.told = false, nil
+		u.pending.Store(false)
 		return SensePowerOnReset, true
 	}
 	u.told[nexus] = struct{}{}
