@@ -1498,6 +1498,10 @@ func (st *stream) setBlocks() error {
 // offsets in percent are of that space or file.
 func (st *stream) layout(t Target, name string, inst int, laid map[string]laidOut) (*fileState, error) {
 	j := st.job
+	if fm, ok := unwrapTarget(t).(fileMaker); ok && j.NoCreateFsync {
+		fm.setCreateFsync(false)
+		defer fm.setCreateFsync(true)
+	}
 	fill := j.reads() || j.Verify != "" && !j.writes()
 	fsz := j.FileSize
 	if j.FileSizeMax > j.FileSize {
@@ -1519,6 +1523,15 @@ func (st *stream) layout(t Target, name string, inst int, laid map[string]laidOu
 				return nil, fmt.Errorf("job %q: %w", j.Name, err)
 			}
 			whole, real = false, fsz // a directory target: the device becomes a file of the job's size
+		}
+	}
+	if fm, ok := unwrapTarget(t).(fileMaker); ok && j.NoFileCreate && !whole {
+		there, err := fm.exists(name)
+		if err != nil {
+			return nil, fmt.Errorf("%w: job %q: %w", ErrTarget, j.Name, err)
+		}
+		if !there {
+			return nil, fmt.Errorf("%w: %s: job %q: %s does not exist, and allow_file_create=0 forbids creating it", ErrTarget, j.Pos, j.Name, name)
 		}
 	}
 	if j.OffsetPct > 0 {
