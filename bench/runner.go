@@ -76,6 +76,7 @@ type diskRun struct {
 	t        Target
 	before   []diskCounters
 	accounts []models.Account
+	members  memberCounters
 }
 
 // startDiskUtil snapshots the statistics of the device under t, if it
@@ -93,6 +94,9 @@ func startDiskUtil(t Target) *diskRun {
 	if src, ok := unwrapTarget(t).(AccountSource); ok {
 		r.accounts = src.Accounts(t.Clock().Now())
 	}
+	if sim, ok := unwrapTarget(t).(*Sim); ok {
+		r.members = memberStats(sim.dev)
+	}
 	return r
 }
 
@@ -106,11 +110,11 @@ func (r *diskRun) end() []DiskUtil {
 		return nil
 	}
 	out := diskUtil(r.before, after)
-	if src, ok := unwrapTarget(r.t).(AccountSource); ok && len(out) == 1 && r.accounts != nil {
+	sim, ok := unwrapTarget(r.t).(*Sim)
+	if ok && len(out) == 1 && r.accounts != nil {
 		now := r.t.Clock().Now()
-		if u, ok := aggrUtil(r.accounts, src.Accounts(now), now-r.before[0].at); ok {
-			out[0].AggrUtil = &u
-		}
+		u := aggrUtil(r.accounts, sim.Accounts(now), now-r.before[0].at)
+		out[0].DiskAggr = diskAggr(r.members, memberStats(sim.dev), u)
 	}
 	return out
 }
