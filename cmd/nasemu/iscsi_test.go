@@ -17,23 +17,8 @@ import (
 	"github.com/nasemu/nasemu/iscsi"
 )
 
-// lockedBuffer collects a server's log while it runs.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer is syncBuffer by the name the iSCSI tests use.
+type lockedBuffer = syncBuffer
 
 // startISCSI runs 'nasemu iscsi' in the test and returns its address.
 func startISCSI(t *testing.T, args ...string) (string, *lockedBuffer) {
