@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/signal"
 	"os/user"
 	"path/filepath"
 	"slices"
@@ -44,9 +43,7 @@ type nasInfo struct {
 }
 
 func runNas(args []string, stdout, stderr io.Writer) error {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	return nas(ctx, args, stderr, nil)
+	return untilSignal(func(ctx context.Context) error { return nas(ctx, args, stderr, nil) })
 }
 
 // nas serves the emulated NAS of a setup until ctx is done (SIGINT,
