@@ -24,11 +24,82 @@ type DiskUtil struct {
 	WriteTicks   int64   `json:"write_ticks"`
 	InQueue      int64   `json:"in_queue"`
 	Util         float64 `json:"util"`
-	// AggrUtil is, as fio's for a device over several (md, dm), the
-	// busiest of the devices below: on a sim: target with more than one
-	// drive, the highest utilisation of a drive's resources in the
-	// model's busy-time accounting over the run.
-	AggrUtil *float64 `json:"aggr_util,omitempty"`
+	// DiskAggr, present on a device over several (an md array in fio;
+	// on a sim: target, a setup whose array has more than one member),
+	// is fio's aggregate of the devices below.
+	*DiskAggr
+}
+
+// DiskAggr is fio's aggr_* figures of a device over several: the
+// members' requests, sectors and merges averaged over the members (their
+// sum divided by their number, as fio's aggregate_slaves_stats and
+// json_array_add_disk_util do), and the highest utilisation of a member.
+// On a sim: target the figures are the array's member counters (the
+// requests it sent its members) and the model's busy-time accounting of
+// the drives' resources; the model merges nothing below the array, and it
+// does not time member requests one by one, so fio's aggr_*_ticks and
+// aggr_in_queue are absent.
+type DiskAggr struct {
+	ReadIOs      int64   `json:"aggr_read_ios"`
+	WriteIOs     int64   `json:"aggr_write_ios"`
+	ReadSectors  int64   `json:"aggr_read_sectors"`
+	WriteSectors int64   `json:"aggr_write_sectors"`
+	ReadMerges   int64   `json:"aggr_read_merges"`
+	WriteMerges  int64   `json:"aggr_write_merge"` // fio's spelling
+	Util         float64 `json:"aggr_util"`
+}
+
+// memberCounters are what an array sent its members, summed over the
+// members, at one moment.
+type memberCounters struct {
+	members      int
+	ios, sectors [2]int64
+}
+
+// memberStats sums the member counters of the arrays of the stack under
+// dev (devices that report member_reads and have children).
+func memberStats(dev models.Device) memberCounters {
+	var m memberCounters
+	models.Walk(dev, func(d models.Device, _ int) {
+		o, ok := d.(models.Observer)
+		p, isParent := d.(models.Parent)
+		if !ok || !isParent {
+			return
+		}
+		found := false
+		for _, c := range o.Counters() {
+			switch c.Name {
+			case "member_reads":
+				m.ios[0] += int64(c.Value)
+				found = true
+			case "member_writes":
+				m.ios[1] += int64(c.Value)
+			case "member_bytes_read":
+				m.sectors[0] += int64(c.Value) / 512
+			case "member_bytes_written":
+				m.sectors[1] += int64(c.Value) / 512
+			}
+		}
+		if found {
+			m.members += len(p.Children())
+		}
+	})
+	return m
+}
+
+// diskAggr returns the aggregate of the members between two snapshots,
+// with util the busiest member's (aggrUtil); nil where there is no array
+// of more than one member.
+func diskAggr(before, after memberCounters, util float64) *DiskAggr {
+	n := int64(after.members)
+	if n < 2 || before.members != after.members {
+		return nil
+	}
+	return &DiskAggr{
+		ReadIOs: (after.ios[0] - before.ios[0]) / n, WriteIOs: (after.ios[1] - before.ios[1]) / n,
+		ReadSectors: (after.sectors[0] - before.sectors[0]) / n, WriteSectors: (after.sectors[1] - before.sectors[1]) / n,
+		Util: util,
+	}
 }
 
 // diskCounters are a device's cumulative statistics at one moment.
@@ -110,25 +181,22 @@ func (s *Sim) diskStats() ([]diskCounters, bool) {
 }
 
 // aggrUtil returns the highest utilisation (per cent) of a drive's
-// resource between two account snapshots over window, when the accounts
-// name more than one drive; false otherwise.
-func aggrUtil(before, after []models.Account, window time.Duration) (float64, bool) {
+// resource between two account snapshots over window.
+func aggrUtil(before, after []models.Account, window time.Duration) float64 {
 	if window <= 0 {
-		return 0, false
+		return 0
 	}
 	was := map[string]time.Duration{} // resources may appear as they are first used
 	for _, b := range before {
 		was[b.Label()] += b.Busy
 	}
-	drives := map[string]bool{}
 	var best float64
 	for _, a := range after {
 		if a.Class != models.ClassDrive || a.Units <= 0 {
 			continue
 		}
-		drives[a.Where] = true
 		busy := (a.Busy - was[a.Label()]).Seconds() / (float64(a.Units) * window.Seconds())
 		best = max(best, min(1, busy))
 	}
-	return 100 * best, len(drives) > 1
+	return 100 * best
 }

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/fixed"
+	"github.com/nasemu/nasemu/models/raid"
 	"golang.org/x/sys/unix"
 )
 
@@ -25,8 +28,8 @@ func TestDiskUtilSim(t *testing.T) {
 	}
 	// QD4 of reads back to back: the drive is never idle in the reads,
 	// and the queue holds 4 at a time
-	if d.Util < 90 || d.Util > 100 || d.InQueue < d.ReadTicks || d.AggrUtil != nil {
-		t.Errorf("util %.1f %%, in_queue %d ms, read_ticks %d ms, aggr %v", d.Util, d.InQueue, d.ReadTicks, d.AggrUtil)
+	if d.Util < 90 || d.Util > 100 || d.InQueue < d.ReadTicks || d.DiskAggr != nil {
+		t.Errorf("util %.1f %%, in_queue %d ms, read_ticks %d ms, aggr %v", d.Util, d.InQueue, d.ReadTicks, d.DiskAggr)
 	}
 	var out bytes.Buffer
 	if err := rep.WriteFio(&out, "json", time.Unix(0, 0)); err != nil {
@@ -37,6 +40,49 @@ func TestDiskUtilSim(t *testing.T) {
 	}
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || len(doc.DiskUtil) != 1 || doc.DiskUtil[0]["read_ios"] != float64(2000) {
 		t.Errorf("fio JSON disk_util %v (%v)", doc.DiskUtil, err)
+	}
+}
+
+// TestDiskUtilArray: over an array, disk_util carries fio's aggr_*
+// figures, the members' requests per member and the busiest member's
+// utilisation.
+func TestDiskUtilArray(t *testing.T) {
+	var members []models.Device
+	for range 2 {
+		d, err := fixed.New(fixed.Config{Capacity: 1 << 30, Read: 100 * time.Microsecond, Write: 100 * time.Microsecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		members = append(members, d)
+	}
+	a, err := raid.New(raid.Config{Level: raid.RAID1}, members)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := Job{Name: "r", RW: RandRead, BS: 4096, Size: 8 << 20, IODepth: 4, NumberIOs: 2000}
+	rep := mustRun(t, NewSim("sim:mirror", SimSetup{Device: a}), []Job{j}, Options{Seed: 1})
+	if len(rep.DiskUtil) != 1 || rep.DiskUtil[0].DiskAggr == nil {
+		t.Fatalf("disk_util %+v, want one device with aggr_*", rep.DiskUtil)
+	}
+	// each read goes to one member; the layout's 8 MiB is written to both
+	g := rep.DiskUtil[0].DiskAggr
+	if g.ReadIOs != 1000 || g.ReadSectors != 1000*8 || g.WriteIOs < 8 || g.WriteSectors != 8<<11 || g.Util < 50 || g.Util > 100 {
+		t.Errorf("aggr %+v", *g)
+	}
+	var out bytes.Buffer
+	if err := rep.WriteFio(&out, "json", time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		DiskUtil []map[string]any `json:"disk_util"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || len(doc.DiskUtil) != 1 {
+		t.Fatalf("fio JSON disk_util %v (%v)", doc.DiskUtil, err)
+	}
+	for _, k := range []string{"aggr_read_ios", "aggr_write_ios", "aggr_read_sectors", "aggr_write_sectors", "aggr_read_merges", "aggr_write_merge", "aggr_util"} {
+		if _, ok := doc.DiskUtil[0][k]; !ok {
+			t.Errorf("fio JSON disk_util has no %s: %v", k, doc.DiskUtil[0])
+		}
 	}
 }
 

@@ -71,8 +71,10 @@
 // (trim_percentage of the writes logged for verify trimmed in batches of
 // trim_backlog_batch every trim_backlog writes, then verified as zeros,
 // or not verified with trim_verify_zero=0, as fio's trim.c); create_only
-// (the files laid out, no I/O); invalidate (a path target's cached pages
-// of the job's files dropped before it, fio's default); sync, fsync, fdatasync,
+// (the files laid out, no I/O); create_fsync=0 (a layout not fsynced);
+// allow_file_create=0 (a job whose file does not exist fails); invalidate
+// (a path target's cached pages of the job's files dropped before it,
+// fio's default); sync, fsync, fdatasync,
 // end_fsync, fsync_on_close, pre_read; stonewall, new_group, wait_for (a
 // job that waits for one of its group starts a new group), exitall,
 // continue_on_error; zonemode=strided and zonemode=zbd (emulated zones, as
@@ -133,8 +135,9 @@
 // where the engine queues, and disk_util (diskutil.go: /sys/block's
 // statistics of the disk under a path target; on sim: what the setup's
 // device was asked, its util the share of the run it had a request in
-// flight, and aggr_util the busiest drive resource of the model's
-// busy-time accounting); a job's
+// flight, and on a setup with an array fio's aggr_* figures: the array's
+// member requests and sectors per member, aggr_util the busiest drive
+// resource of the model's busy-time accounting); a job's
 // clones one by one, or with group_reporting its reporting group as one.
 // Report.WriteLogs writes write_bw_log, write_lat_log, write_iops_log and
 // write_hist_log files in fio's format (log_avg_msec windows).

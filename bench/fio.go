@@ -51,7 +51,7 @@ var fioKinds = map[string]IOKind{
 // are accepted and recorded in the report.
 var recordedOptions = []string{
 	"allow_mounted_write", "atomic", "cgroup", "clat_percentiles", "clocksource", "cmdprio", "cmdprio_bssplit", "cmdprio_class", "cmdprio_percentage",
-	"continue_on_error", "cpumask", "cpus_allowed", "cpus_allowed_policy", "create_fsync", "create_on_open",
+	"continue_on_error", "cpumask", "cpus_allowed", "cpus_allowed_policy", "create_on_open",
 	"create_serialize", "dedupe_global", "dedupe_mode", "dedupe_percentage",
 	"dedupe_working_set_percentage", "description", "disable_bw_measurement", "disable_clat", "disable_lat",
 	"disable_slat", "disk_util", "error_dump", "exit_what", "exitall_on_error",
@@ -62,7 +62,7 @@ var recordedOptions = []string{
 	"rate_cycle", "rate_ignore_thinktime", "read_beyond_wp", "randrepeat", "refill_buffers", "scramble_buffers",
 	"slat_percentiles", "stats", "thread", "threads", "uid", "gid", "unified_rw_reporting", "verify_async",
 	"verify_async_cpus", "verify_dump", "verify_fatal", "verify_interval", "verify_offset", "verify_state_load",
-	"verify_state_save", "verify_write_sequence", "verify_header_seed", "allow_file_create", "unlink_each_loop", "exitall_on_error", "kb_base",
+	"verify_state_save", "verify_write_sequence", "verify_header_seed", "unlink_each_loop", "exitall_on_error", "kb_base",
 	"significant_figures", "bs_is_seq_rand", "lockmem", "bs_unaligned", "offset_align", "replay_no_stall",
 	"hipri", "fixedbufs", "registerfiles", "sqthread_poll", "sqthread_poll_cpu", "nonvectored", "uncached",
 	"userspace_reap", "force_async", "sync_file_range", "serialize_overlap", "io_submit_mode",
@@ -807,6 +807,14 @@ func applyFio(j *Job, o fioOption, st *fioState) error {
 		j.NoInvalidate = !b
 	case "create_only":
 		j.CreateOnly, err = parseBool(v)
+	case "create_fsync":
+		var b bool
+		b, err = parseBool(v)
+		j.NoCreateFsync = !b
+	case "allow_file_create":
+		var b bool
+		b, err = parseBool(v)
+		j.NoFileCreate = !b
 	case "verify_pattern":
 		j.VerifyPattern, err = parsePattern(v)
 		if j.Verify == "" {

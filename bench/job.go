@@ -291,6 +291,8 @@ type Job struct {
 	TrimBatch       int
 	TrimNoZero      bool
 	CreateOnly      bool // create_only: lay the files out and do no I/O
+	NoCreateFsync   bool // create_fsync=0: a layout does not fsync the files it writes
+	NoFileCreate    bool // allow_file_create=0: a file the job needs must exist
 	NoInvalidate    bool // invalidate=0: keep the files' cached pages (fio drops them by default)
 	Fdatasync       int  // as Fsync, with fdatasync
 	FsyncOnClose    bool

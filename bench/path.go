@@ -42,6 +42,9 @@ type Path struct {
 	readOnly string // why the target cannot be written, or ""
 	clock    *WallClock
 	undo     undoLog
+	// noCreateFsync: layouts leave what they write unsynced (fio's
+	// create_fsync=0; see fileMaker).
+	noCreateFsync bool
 }
 
 var _ Target = (*Path)(nil)
@@ -186,12 +189,12 @@ func (p *Path) fill(f *os.File, have, size int64, data bool, mode Fallocate) err
 	if !data {
 		return f.Truncate(size)
 	}
-	return writeLayout(f, have, size)
+	return writeLayout(f, have, size, !p.noCreateFsync)
 }
 
 // writeLayout writes f's bytes from `from` to `to` with data seeded by
-// `to`, then syncs it: what a layout lays out.
-func writeLayout(f *os.File, from, to int64) error {
+// `to`, then, with sync, syncs it: what a layout lays out.
+func writeLayout(f *os.File, from, to int64, sync bool) error {
 	buf := alignedBuffer(1<<20, rand.New(rand.NewPCG(uint64(to), 0x1a7)))
 	for off := from; off < to; {
 		n := min(int64(len(buf)), to-off)
@@ -199,6 +202,9 @@ func writeLayout(f *os.File, from, to int64) error {
 			return err
 		}
 		off += n
+	}
+	if !sync {
+		return nil
 	}
 	return f.Sync()
 }

@@ -361,5 +361,5 @@ func (p *Path) fillRange(f *os.File, from, to int64, data bool, mode Fallocate) 
 	if !data {
 		return nil
 	}
-	return writeLayout(f, from, to)
+	return writeLayout(f, from, to, !p.noCreateFsync)
 }

@@ -76,6 +76,7 @@ type diskRun struct {
 	t        Target
 	before   []diskCounters
 	accounts []models.Account
+	members  memberCounters
 }
 
 // startDiskUtil snapshots the statistics of the device under t, if it
@@ -93,6 +94,9 @@ func startDiskUtil(t Target) *diskRun {
 	if src, ok := unwrapTarget(t).(AccountSource); ok {
 		r.accounts = src.Accounts(t.Clock().Now())
 	}
+	if sim, ok := unwrapTarget(t).(*Sim); ok {
+		r.members = memberStats(sim.dev)
+	}
 	return r
 }
 
@@ -106,11 +110,11 @@ func (r *diskRun) end() []DiskUtil {
 		return nil
 	}
 	out := diskUtil(r.before, after)
-	if src, ok := unwrapTarget(r.t).(AccountSource); ok && len(out) == 1 && r.accounts != nil {
+	sim, ok := unwrapTarget(r.t).(*Sim)
+	if ok && len(out) == 1 && r.accounts != nil {
 		now := r.t.Clock().Now()
-		if u, ok := aggrUtil(r.accounts, src.Accounts(now), now-r.before[0].at); ok {
-			out[0].AggrUtil = &u
-		}
+		u := aggrUtil(r.accounts, sim.Accounts(now), now-r.before[0].at)
+		out[0].DiskAggr = diskAggr(r.members, memberStats(sim.dev), u)
 	}
 	return out
 }
@@ -1498,6 +1502,10 @@ func (st *stream) setBlocks() error {
 // offsets in percent are of that space or file.
 func (st *stream) layout(t Target, name string, inst int, laid map[string]laidOut) (*fileState, error) {
 	j := st.job
+	if fm, ok := unwrapTarget(t).(fileMaker); ok && j.NoCreateFsync {
+		fm.setCreateFsync(false)
+		defer fm.setCreateFsync(true)
+	}
 	fill := j.reads() || j.Verify != "" && !j.writes()
 	fsz := j.FileSize
 	if j.FileSizeMax > j.FileSize {
@@ -1519,6 +1527,15 @@ func (st *stream) layout(t Target, name string, inst int, laid map[string]laidOu
 				return nil, fmt.Errorf("job %q: %w", j.Name, err)
 			}
 			whole, real = false, fsz // a directory target: the device becomes a file of the job's size
+		}
+	}
+	if fm, ok := unwrapTarget(t).(fileMaker); ok && j.NoFileCreate && !whole {
+		there, err := fm.exists(name)
+		if err != nil {
+			return nil, fmt.Errorf("%w: job %q: %w", ErrTarget, j.Name, err)
+		}
+		if !there {
+			return nil, fmt.Errorf("%w: %s: job %q: %s does not exist, and allow_file_create=0 forbids creating it", ErrTarget, j.Pos, j.Name, name)
 		}
 	}
 	if j.OffsetPct > 0 {

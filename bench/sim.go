@@ -46,6 +46,9 @@ type Sim struct {
 	clock      *VirtualClock
 	space      *Space
 	disk       simDisk // what the device was asked, for disk_util
+	// noCreateFsync: layouts do not flush what they write (fio's
+	// create_fsync=0; see fileMaker).
+	noCreateFsync bool
 }
 
 var (
@@ -116,11 +119,14 @@ func (s *Sim) Layout(name string, size int64, fill bool) (int64, error) {
 		// on by default) and as the path target does: the layout's dirty
 		// pages are on the storage before the job starts, not written
 		// back under its I/O.
-		done, err := s.dev.Submit(t, models.Request{Op: models.Flush})
-		if err != nil {
-			return 0, fmt.Errorf("laying out %s: %w", name, err)
+		if !s.noCreateFsync {
+			done, err := s.dev.Submit(t, models.Request{Op: models.Flush})
+			if err != nil {
+				return 0, fmt.Errorf("laying out %s: %w", name, err)
+			}
+			t = done
 		}
-		s.clock.Wait(done)
+		s.clock.Wait(t)
 		e.Filled = true
 	}
 	return e.Size, nil

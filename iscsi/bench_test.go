@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nasemu/nasemu/bench"
+	"github.com/nasemu/nasemu/bench/benchtest"
 	"github.com/nasemu/nasemu/emu"
 	"github.com/nasemu/nasemu/models"
 	"github.com/nasemu/nasemu/models/fixed"
@@ -97,14 +98,7 @@ iodepth=4
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, r := range real.Results {
-		s := sim.Results[i]
-		dev := r.IOPS/s.IOPS - 1
-		t.Logf("%s: iscsi %.1f IOPS %.1f MB/s, sim %.1f IOPS %.1f MB/s (%+.1f%%)", r.Name, r.IOPS, r.MBps, s.IOPS, s.MBps, 100*dev)
-		if math.Abs(dev) > 0.10 {
-			t.Errorf("%s: iSCSI path %.1f IOPS, sim %.1f: %+.1f%%, want within ±10%%", r.Name, r.IOPS, s.IOPS, 100*dev)
-		}
-	}
+	benchtest.AgreeIOPS(t, "iscsi", real, sim, 0.10)
 }
 
 // TestShortRunCountsInFlight: a 1 MiB job at QD8 on a LUN whose every

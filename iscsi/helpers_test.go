@@ -1,17 +1,16 @@
 package iscsi
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net"
 	"os"
 	"os/exec"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nasemu/nasemu/emu"
+	"github.com/nasemu/nasemu/internal/syncbuf"
 	"github.com/nasemu/nasemu/iscsi/scsi"
 	"github.com/nasemu/nasemu/models"
 	"github.com/nasemu/nasemu/models/fixed"
@@ -20,22 +19,7 @@ import (
 const testIQN = "iqn.2026-01.org.nasemu:test"
 
 // syncBuffer is a log sink that tests read while the target writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = syncbuf.Buffer
 
 type testTarget struct {
 	addr string

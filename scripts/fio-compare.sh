@@ -31,14 +31,9 @@
 # run's figures to). Exit status 1 when a row fails. Needs fio, jq and Go.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$PATH:/usr/local/go/bin"
 dir=${1:-/dev/shm}
-engine=${ENGINE:-io_uring}
 size=${SIZE:-1g}
 runtime=${RUNTIME:-5}
-ramp=${RAMP:-1}
-rounds=${ROUNDS:-5}
-select=${ROWS:-.}
 min_ratio=${MIN_RATIO:-0.95}
 max_p999=${MAX_P999:-1.2}
 . scripts/fio-lib.sh

@@ -1,4 +1,12 @@
-# Sourced by fio-compare.sh and fio-sidebyside.sh, with dir and size set:
+# Sourced by fio-compare.sh and fio-sidebyside.sh, with dir and size set.
+# It sets the defaults both take from the environment: ENGINE (io_uring),
+# RAMP seconds (1), ROUNDS (5), ROWS (all).
+export PATH="$PATH:/usr/local/go/bin"
+engine=${ENGINE:-io_uring}
+ramp=${RAMP:-1}
+rounds=${ROUNDS:-5}
+select=${ROWS:-.}
+
 # fio_setup PREFIX checks for fio and jq, makes a work directory that is
 # removed at exit with the data file, builds nasemu unless NASEMU names a
 # binary, and lays the data file ($dir/$name) out once, with data, so that

@@ -23,14 +23,9 @@
 # Exit status 1 when a row fails. Needs fio, jq and Go.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$PATH:/usr/local/go/bin"
 dir=${1:-/var/tmp}
-engine=${ENGINE:-io_uring}
 size=${SIZE:-256m}
 runtime=${RUNTIME:-3}
-ramp=${RAMP:-1}
-rounds=${ROUNDS:-5}
-select=${ROWS:-.}
 tol=${TOL:-0.05}
 . scripts/fio-lib.sh
 fio_setup nasemu-fio-sidebyside

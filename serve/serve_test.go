@@ -143,17 +143,13 @@ func TestNASArrayConformance(t *testing.T) {
 		Parallel: true,
 		FileOps:  true,
 		Requests: 500,
-		New: func(t testing.TB, seed uint64) models.Device {
+		New: devicetest.Built(func(seed uint64) (*NASArray, error) {
 			front, err := s.Build(seed)
 			if err != nil {
-				t.Fatal(err)
+				return nil, err
 			}
-			a, err := NewNASArray(front, 256<<20)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return a
-		},
+			return NewNASArray(front, 256<<20)
+		}),
 	})
 }
 

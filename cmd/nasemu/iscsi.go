@@ -8,9 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/nasemu/nasemu"
 	"github.com/nasemu/nasemu/emu"
@@ -23,9 +21,7 @@ import (
 )
 
 func runISCSI(args []string, stdout, stderr io.Writer) error {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	return serveISCSI(ctx, args, stderr, nil)
+	return untilSignal(func(ctx context.Context) error { return serveISCSI(ctx, args, stderr, nil) })
 }
 
 // freeSetup is the --setup value of a zero-cost LUN: the emulator's own

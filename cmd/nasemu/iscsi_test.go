@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,26 +13,12 @@ import (
 
 	"github.com/nasemu/nasemu"
 	"github.com/nasemu/nasemu/bench"
+	"github.com/nasemu/nasemu/bench/benchtest"
 	"github.com/nasemu/nasemu/iscsi"
 )
 
-// lockedBuffer collects a server's log while it runs.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer is syncBuffer by the name the iSCSI tests use.
+type lockedBuffer = syncBuffer
 
 // startISCSI runs 'nasemu iscsi' in the test and returns its address.
 func startISCSI(t *testing.T, args ...string) (string, *lockedBuffer) {
@@ -172,12 +157,5 @@ iodepth=4
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, r := range real.Results {
-		sr := sim.Results[i]
-		dev := r.IOPS/sr.IOPS - 1
-		t.Logf("%s: iscsi %.1f IOPS %.1f MB/s, sim %.1f IOPS %.1f MB/s (%+.1f%%)", r.Name, r.IOPS, r.MBps, sr.IOPS, sr.MBps, 100*dev)
-		if math.Abs(dev) > 0.10 {
-			t.Errorf("%s: %+.1f%% from sim, want within ±10%%", r.Name, 100*dev)
-		}
-	}
+	benchtest.AgreeIOPS(t, "iscsi", real, sim, 0.10)
 }

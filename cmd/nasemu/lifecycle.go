@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +18,15 @@ import (
 
 	"github.com/nasemu/nasemu/fusefs"
 )
+
+// untilSignal runs a server with a context that ends at SIGINT or
+// SIGTERM, so that it stops and cleans up (unmounts, logs out) instead of
+// dying with its mount or sessions left behind.
+func untilSignal(serve func(context.Context) error) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx)
+}
 
 // checkDir checks that the directory a flag names is there, and says
 // precisely what is wrong when it is not.

@@ -8,9 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/signal"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/nasemu/nasemu"
@@ -23,9 +21,7 @@ import (
 )
 
 func runMount(args []string, stdout, stderr io.Writer) error {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	return mount(ctx, args, stderr)
+	return untilSignal(func(ctx context.Context) error { return mount(ctx, args, stderr) })
 }
 
 // mount serves a share until ctx is done (a signal) or it is unmounted

@@ -12,12 +12,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/nasemu/nasemu/fusefs"
+	"github.com/nasemu/nasemu/internal/syncbuf"
 )
 
 // testSetup is a built-in setup with an array, for the end-to-end test.
@@ -69,23 +69,8 @@ func TestCtlUsage(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the mount goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a server's log that a test reads while the server runs.
+type syncBuffer = syncbuf.Buffer
 
 // requireFuse skips without FUSE, except in CI (CI=true), where it fails.
 func requireFuse(t *testing.T) {

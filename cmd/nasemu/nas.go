@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/signal"
 	"os/user"
 	"path/filepath"
 	"slices"
@@ -44,9 +43,7 @@ type nasInfo struct {
 }
 
 func runNas(args []string, stdout, stderr io.Writer) error {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	return nas(ctx, args, stderr, nil)
+	return untilSignal(func(ctx context.Context) error { return nas(ctx, args, stderr, nil) })
 }
 
 // nas serves the emulated NAS of a setup until ctx is done (SIGINT,
@@ -54,69 +51,24 @@ func runNas(args []string, stdout, stderr io.Writer) error {
 // target fails: its volume over SMB (--smb), its LUN over iSCSI (--iscsi),
 // or both. ready, when set, is called once everything serves.
 //
-// Where the costs are charged: the FUSE mount charges the setup's whole
-// model, its link and protocol layers included; smbd and loopback are not
-// charged for anything. Loopback is not the modelled network: it has
-// neither the link's bandwidth (1 GbE caps a copy at about 118 MB/s,
-// loopback does not) nor its latency, and the host's SMB stack is not the
-// NAS's. A mount that dropped the link and protocol layers (protocol
-// local) would let this host's loopback and CPU stand in for the NAS's
-// network and protocol processing, and the results would depend on the
-// host. So every modelled cost is charged exactly once, by the mount.
-//
-// smbd makes more than one file system call for some client requests: a
-// file a client creates, writes and closes costs smbd two lookups, a
-// getattr, two setattrs, the create and the release (measured). The mount
-// is told that smbd is its front (fusefs.FrontSMB), and charges each
-// client request once:
-//   - lookups, getattrs and setattrs are part of the client request that
-//     made them (CREATE, QUERY_INFO, SET_INFO) and are not charged again,
-//     so a copied file costs the create and the close, the two file
-//     operations the model of an SMB client charges;
-//   - the close is charged when smbd closes its descriptor (FUSE FLUSH,
-//     which close(2) waits for), not at RELEASE, which the kernel sends
-//     after close(2) has returned: charged there, no client waited for an
-//     SMB CLOSE and small-file copies ran 20-40 % faster than the model;
-//   - files smbd opens are direct I/O with parallel writes: through the
-//     host's page cache the kernel serialises one file's writes (a
-//     client's queue depth of 8 or 32 reached the model as 1: SEQ1M Q8T1
-//     write ran 35 % slow, RND4K Q32T1 write 85 %) and reads reach the
-//     share as its own readahead (1 MiB QD1 reads and downloads ran 10-20 %
-//     slow);
-//   - each SMB READ or WRITE reaches the share as one request: smbd moves
-//     it with one pread or pwrite from a buffer that is not page aligned,
-//     so 1 MiB spans 257 pages, and the share asks for requests that large.
-//     The kernel caps them at fs.fuse.max_pages_limit (256 unless raised);
-//     below 257 a 1 MiB write arrives as two, each charged as an SMB
-//     request (the first ending mid-page, which the NAS model must read
-//     first: QD1 writes and uploads ran 20-50 % slow), and nas says so at
-//     start. Raise it with 'sysctl fs.fuse.max_pages_limit=1024' (.ci/run
-//     does); read-only opens then keep the host's page cache, as split
-//     direct reads would cost a sequential reader more.
-//
-// The generated smb.conf keeps smbd from making calls a client did not ask
-// for (see smb.SambaConf), and case sensitivity keeps it from listing the
-// directory on every create.
-//
-// What the real path costs in this process on top (the client, loopback,
-// smbd, FUSE, scheduling) is this host's overhead; it adds to the model's
-// time where it cannot overlap with it (requests at low queue depth).
-// fusefs answers every request earlier than the model's completion by
-// FUSE's own round trip (measured at mount, fusefs.Options.Compensation);
-// nas answers earlier still by the host's SMB round trip, measured while
-// it serves (serve.SMBCompensator, serve.CompClock). scripts/smb-fidelity.sh
-// measures what remains.
-//
-// The client's own costs are not the NAS's: the model's client-side time
-// per file operation (proto.Config.ClientOp, Explorer's copy engine) is
-// turned off, since the real client spends its own.
+// Every modelled cost, the link and protocol layers included, is charged
+// once, by the FUSE mount: loopback and this host's smbd are not the
+// modelled network and NAS, and letting them stand in would make results
+// depend on the host. The mount is told smbd is its front
+// (fusefs.FrontSMB) and charges each client request once, however many
+// file system calls smbd makes for it; the generated smb.conf keeps smbd
+// from making calls no client asked for (smb.SambaConf). The host's own
+// round trips are answered early by their measured cost (FUSE's at mount,
+// fusefs.Options.Compensation; SMB's while serving, serve.SMBCompensator),
+// and the model's client-side time per file operation is off, since the
+// real client spends its own. docs/notes/nas-smb-charging.md has the
+// measurements behind these choices.
 //
 // The LUN (--iscsi) is charged to the same model as the share
-// (serve.NASArray): an iSCSI front beside the setup's SMB front, a region
-// of its own at the end of the array (--lun-size, default a quarter of
-// it), its bytes in a file of their own (--lun) outside the share's
-// backing directory. As in 'nasemu iscsi', the iSCSI path on this host is
-// not compensated. The control socket acts on both (serve.Control).
+// (serve.NASArray): a region at the end of the array (--lun-size, default
+// a quarter of it), its bytes in --lun outside the share's backing
+// directory, its host path not compensated (as in 'nasemu iscsi'). The
+// control socket acts on both (serve.Control).
 func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInfo)) error {
 	fs := newFlags("nas", "--setup SETUP (--smb HOST:PORT --backing DIR [--user U --password-file F] | --iscsi HOST:PORT --lun FILE)...", stderr)
 	setupName := fs.String("setup", "", "the modelled NAS: a built-in setup's name or a YAML file")

@@ -58,6 +58,18 @@ type Config struct {
 	Requests int
 }
 
+// Built adapts a constructor that can fail (a setup's Build) to
+// Config.New: the test fails where it does.
+func Built[D models.Device](build func(seed uint64) (D, error)) func(testing.TB, uint64) models.Device {
+	return func(t testing.TB, seed uint64) models.Device {
+		d, err := build(seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+}
+
 // Run runs every check of the kit on devices made by cfg.New, each in a
 // subtest of its own on fresh devices.
 func Run(t *testing.T, cfg Config) {

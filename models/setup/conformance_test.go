@@ -3,7 +3,6 @@ package setup
 import (
 	"testing"
 
-	"github.com/nasemu/nasemu/models"
 	"github.com/nasemu/nasemu/models/devicetest"
 )
 
@@ -30,13 +29,7 @@ func TestConformance(t *testing.T) {
 				Parallel: true,
 				FileOps:  true,
 				Requests: 500,
-				New: func(t testing.TB, seed uint64) models.Device {
-					d, err := s.Build(seed)
-					if err != nil {
-						t.Fatal(err)
-					}
-					return d
-				},
+				New:      devicetest.Built(s.Build),
 			})
 		})
 	}
