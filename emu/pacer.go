@@ -113,10 +113,12 @@ func init() { margin.Store(int64(minMargin)) }
 
 // Bounds of the margin. The floor covers the usual lateness of a wake-up
 // on an idle host; the ceiling bounds the processor time one request may
-// spin on a host too loaded to keep time anyway.
+// spin on a loaded host, where spinning longer would take the processor
+// from the requests being served (behind smbd, a queue-depth-32 job
+// reaches the share with few requests in flight, often one).
 const (
 	minMargin = 20 * time.Microsecond
-	maxMargin = 2 * time.Millisecond
+	maxMargin = 250 * time.Microsecond
 )
 
 // adapt moves the margin towards the lateness of the latest alarm: at
