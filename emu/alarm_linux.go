@@ -2,20 +2,21 @@ package emu
 
 import (
 	"os"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 // alarm is a timerfd on CLOCK_MONOTONIC (Go's monotonic clock) read
-// through Go's network poller: waiting on it holds no thread, and the
-// kernel ends it within microseconds of its expiry — a timerfd has no
-// timer slack, and epoll wakes the poller's thread at once, where Go's
-// own timers round a wait up to the millisecond of epoll's timeout.
+// through Go's network poller, with a read deadline at its expiry: while
+// the process is idle, the timer's expiry ends the poller's epoll wait
+// within microseconds (a timerfd has no timer slack), where the runtime's
+// own timeout for its next timer is whole milliseconds; while it is busy,
+// the runtime polls the network rarely but runs its timers at every
+// scheduling decision, and the read's deadline (a runtime timer) ends the
+// wait.
 type alarm struct {
 	fd   int
-	conn syscall.RawConn
 	f    *os.File // keeps the descriptor open
 	base int64    // CLOCK_MONOTONIC at pacerBase or just after, nanoseconds
 }
@@ -26,11 +27,6 @@ func newAlarm() (*alarm, error) {
 		return nil, err
 	}
 	f := os.NewFile(uintptr(fd), "pacer timerfd") // non-blocking: pollable
-	conn, err := f.SyscallConn()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
 	// The kernel's clock is read after Go's: a deadline converted with
 	// this base lies at or after the true one, so the alarm never goes off
 	// early.
@@ -40,20 +36,15 @@ func newAlarm() (*alarm, error) {
 		f.Close()
 		return nil, err
 	}
-	return &alarm{fd: fd, conn: conn, f: f, base: ts.Nano() - now}, nil
+	return &alarm{fd: fd, f: f, base: ts.Nano() - now}, nil
 }
 
-// set arms the alarm for due (nanoseconds since pacerBase).
-func (a *alarm) set(due int64) {
+// wait arms the alarm for due (nanoseconds since pacerBase) and returns
+// once it has gone off or its read deadline has passed.
+func (a *alarm) wait(due int64) {
 	its := unix.ItimerSpec{Value: unix.NsecToTimespec(a.base + due)}
 	unix.TimerfdSettime(a.fd, unix.TFD_TIMER_ABSTIME, &its, nil)
-}
-
-// wait returns once the alarm has gone off (since it was last waited for).
-func (a *alarm) wait() {
+	a.f.SetReadDeadline(pacerBase.Add(time.Duration(due)))
 	var buf [8]byte
-	a.conn.Read(func(fd uintptr) bool {
-		_, err := unix.Read(int(fd), buf[:])
-		return err != unix.EAGAIN
-	})
+	a.f.Read(buf[:])
 }

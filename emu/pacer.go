@@ -8,14 +8,16 @@ import (
 )
 
 // The pacer ends a paced request's wait at its deadline. The waiting
-// goroutine takes an alarm — a kernel timer read through Go's network
-// poller (alarm_linux.go) — from a free list, arms it for its deadline and
-// parks: it holds no thread and no processor while it waits, and the
-// kernel's expiry readies it directly, once. Pacing a request thus costs
-// one timer arming and one wake-up; nobody sleeps in the kernel holding a
-// thread (the clock once did, and paid several sleeps per request). A
-// wait never ends early: the goroutine goes on waiting until Go's
-// monotonic clock has reached the deadline.
+// goroutine sleeps on Go's timers, which the runtime runs whenever it
+// schedules — precisely while the process is busy — but which, when the
+// process is idle, it waits for in epoll with a timeout of whole
+// milliseconds, up to a millisecond late. So the goroutine also arms an
+// alarm for its deadline: a kernel timer (alarm_linux.go) registered with
+// Go's network poller, whose expiry ends that epoll wait on time, and the
+// runtime then runs the due timer. The goroutine parks, holding no thread
+// and no processor, and is woken once; nobody sleeps in the kernel
+// holding a thread (the clock once did, and paid several sleeps per
+// request). A wait never ends early: Go's timers do not.
 //
 // A loaded host runs a woken thread late, by tens of microseconds to
 // milliseconds. Requests with others in flight do not mind (the model's
@@ -23,12 +25,12 @@ import (
 // what a pipelined job moves), but a lone request's lateness is all of a
 // queue-depth-1 job's error. So a request that waits alone is woken a
 // margin before its deadline and spins (yielding the processor) for the
-// rest; the margin follows the alarm's lateness (adapt). At most one
+// rest; the margin follows the wake-up's lateness (adapt). At most one
 // request spins at a time, and only while no other waits.
 //
-// At most maxAlarms requests wait on alarms at a time; any more wait on
-// Go's timers, which are coarse only in a process with nothing else to do
-// (see WallClock), not one with that many requests in flight.
+// At most maxAlarms requests arm alarms at a time; any more wait on Go's
+// timers alone, which are coarse only in a process with nothing else to
+// do, not one with that many requests in flight.
 const maxAlarms = 256
 
 // pacerBase is the origin of the alarms' deadlines (nanoseconds since it).
@@ -76,8 +78,9 @@ func putAlarm(a *alarm) {
 	alarms.mu.Unlock()
 }
 
-// sleepAlarm returns once the wall clock has reached wall, waiting on an
-// alarm; it reports false, without waiting, if no alarm is free.
+// sleepAlarm returns once the wall clock has reached wall, sleeping on
+// Go's timers with an alarm armed; it reports false, without waiting, if
+// no alarm is free.
 func sleepAlarm(wall time.Time) bool {
 	due := sinceBase(wall)
 	if due <= sinceBase(time.Now()) {
@@ -92,8 +95,7 @@ func sleepAlarm(wall time.Time) bool {
 		wake -= margin.Load()
 	}
 	for now := sinceBase(time.Now()); now < wake; {
-		a.set(wake)
-		a.wait()
+		a.wait(wake)
 		if now = sinceBase(time.Now()); alone && now >= wake {
 			adapt(now - wake)
 		}
@@ -121,9 +123,9 @@ const (
 	maxMargin = 250 * time.Microsecond
 )
 
-// adapt moves the margin towards the lateness of the latest alarm: at
-// once when an alarm ended later than the margin allows, slowly (by 1/32
-// of the difference) when alarms end earlier. A margin below an alarm's
+// adapt moves the margin towards the lateness of the latest wake-up: at
+// once when one ended later than the margin allows, slowly (by 1/32 of
+// the difference) when they end earlier. A margin below a wake-up's
 // lateness makes an answer late; one above it only spins longer.
 func adapt(over int64) {
 	want := min(max(over+over/4+int64(10*time.Microsecond), int64(minMargin)), int64(maxMargin))
