@@ -8,16 +8,17 @@ import (
 )
 
 // The pacer ends a paced request's wait at its deadline. The waiting
-// goroutine sleeps on Go's timers, which the runtime runs whenever it
-// schedules — precisely while the process is busy — but which, when the
-// process is idle, it waits for in epoll with a timeout of whole
-// milliseconds, up to a millisecond late. So the goroutine also arms an
-// alarm for its deadline: a kernel timer (alarm_linux.go) registered with
-// Go's network poller, whose expiry ends that epoll wait on time, and the
-// runtime then runs the due timer. The goroutine parks, holding no thread
-// and no processor, and is woken once; nobody sleeps in the kernel
-// holding a thread (the clock once did, and paid several sleeps per
-// request). A wait never ends early: Go's timers do not.
+// goroutine takes an alarm — a kernel timer read through Go's network
+// poller, with a read deadline at the same time (alarm_linux.go) — from a
+// free list, arms it for its deadline and parks: it holds no thread and
+// no processor while it waits, and is woken once, by the timer's expiry
+// when the process is idle or by the runtime's deadline timer when it is
+// busy (Go's timers alone wait in epoll with a timeout of whole
+// milliseconds when the process is idle, up to a millisecond late).
+// Nobody sleeps in the kernel holding a thread (the clock once did, and
+// paid several sleeps per request). A wait never ends early: the
+// goroutine goes on waiting until Go's monotonic clock has reached the
+// deadline.
 //
 // A loaded host runs a woken thread late, by tens of microseconds to
 // milliseconds. Requests with others in flight do not mind (the model's
@@ -78,9 +79,8 @@ func putAlarm(a *alarm) {
 	alarms.mu.Unlock()
 }
 
-// sleepAlarm returns once the wall clock has reached wall, sleeping on
-// Go's timers with an alarm armed; it reports false, without waiting, if
-// no alarm is free.
+// sleepAlarm returns once the wall clock has reached wall, waiting on an
+// alarm; it reports false, without waiting, if no alarm is free.
 func sleepAlarm(wall time.Time) bool {
 	due := sinceBase(wall)
 	if due <= sinceBase(time.Now()) {
