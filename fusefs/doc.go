@@ -139,8 +139,9 @@
 // Data: for each file written since its last fsync the filesystem keeps
 // the synced contents of every block it overwrote (an undo log) and the
 // synced size; PowerLoss restores them, so exactly the unsynced writes are
-// lost. Like a NAS's page cache, the log is written back (the files
-// fsynced, their undo state dropped) when it exceeds Options.UndoLimit
+// lost. Like a NAS's page cache, the log is written back (the undo state
+// dropped, the files fsynced in the background, as a kernel's writeback
+// does not stop the writers) when it exceeds Options.UndoLimit
 // bytes, when a file's oldest unsynced write is 30 s old, and beyond 1024
 // dirty files.
 //

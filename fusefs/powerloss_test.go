@@ -1,0 +1,66 @@
+package fusefs
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestUndoSavesSyncedBlocks checks the undo log's copies of the blocks
+// writes overwrite: each is the block's synced contents (cut at the
+// synced size), saved once however many writes overwrite it, and a
+// write-back drops them all.
+func TestUndoSavesSyncedBlocks(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	synced := randBytes(7, 5*BlockSize+100) // the last block is partial
+	if err := os.WriteFile(path, synced, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fh, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	u := &undoLog{limit: 1 << 30, files: map[uint64]*undoFile{}}
+	h := &file{fd: int(fh.Fd()), ino: 1}
+	write := func(off, n int64) {
+		t.Helper()
+		if errno := u.save(h, off, n); errno != 0 {
+			t.Fatal(errno)
+		}
+		if _, err := fh.WriteAt(bytes.Repeat([]byte{0xEE}, int(n)), off); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(BlockSize+10, 2*BlockSize)         // blocks 1-3
+	write(0, int64(len(synced))+3*BlockSize) // blocks 0-5 and beyond the synced size
+	write(2*BlockSize+1, 1)                  // block 2 again
+	uf := u.files[1]
+	if uf == nil {
+		t.Fatal("no undo state for the written file")
+	}
+	want := int64(0)
+	for b := int64(0); b*BlockSize < int64(len(synced)); b++ {
+		block := synced[b*BlockSize : min((b+1)*BlockSize, int64(len(synced)))]
+		if !bytes.Equal(uf.blocks[b], block) {
+			t.Errorf("block %d: saved %d bytes, not its synced %d", b, len(uf.blocks[b]), len(block))
+		}
+		want += int64(len(block))
+	}
+	if len(uf.blocks) != 6 || u.bytes != want {
+		t.Errorf("%d blocks of %d bytes saved, want 6 of %d", len(uf.blocks), u.bytes, want)
+	}
+	u.mu.Lock()
+	u.writeBackLocked(time.Time{})
+	u.mu.Unlock()
+	u.waitFlushed()
+	if len(u.files) != 0 || u.bytes != 0 {
+		t.Errorf("after a write-back %d files and %d bytes are kept, want none", len(u.files), u.bytes)
+	}
+	// The flusher closed the log's own descriptor, not the file's.
+	if _, err := fh.WriteAt([]byte{1}, 0); err != nil {
+		t.Error(err)
+	}
+}
