@@ -184,6 +184,9 @@ func (c *Controller) Resources(at time.Duration) []models.Resource {
 	if c.cpu.engineBusy > 0 {
 		out = append(out, models.Resource{Name: "NAS crypto engine", Class: models.ClassCPU, Units: 1, Busy: c.cpu.engine.BookedBy(at)})
 	}
+	if c.mdBusy > 0 {
+		out = append(out, models.Resource{Name: "md stripe thread", Class: models.ClassCPU, Units: 1, Busy: c.md.BookedBy(at)})
+	}
 	return out
 }
 
@@ -197,3 +200,24 @@ func (c *Controller) Waits() int64 { return c.misses + c.storageWaits }
 func (c *Controller) Gated(int) bool { return true }
 
 var _ models.Gate = (*Controller)(nil)
+
+// submit sends r to the storage. Below a Linux md parity array it then
+// charges the array's stripe thread (MDStripePage) for the member pages r
+// moved through the stripe cache, on that one thread and a core, from at:
+// r completes no earlier than the thread has handled them.
+func (c *Controller) submit(at time.Duration, r models.Request) (time.Duration, error) {
+	done, err := c.storage.Submit(at, r)
+	if c.stripes == nil {
+		return done, err
+	}
+	n := c.stripes.StripeBytesHandled()
+	pages := (n - c.mdSeen) >> 12
+	if pages <= 0 {
+		return done, err
+	}
+	c.mdSeen += pages << 12
+	cost := time.Duration(pages) * c.mdPage
+	c.mdBusy += cost
+	start, end := c.md.Reserve(at, cost)
+	return max(done, end, c.cpu.run(start, cost)), err
+}

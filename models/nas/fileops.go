@@ -84,5 +84,5 @@ func (c *Controller) commit(t time.Duration) (time.Duration, error) {
 	c.journalHead += n
 	c.journalBytes += n
 	d := c.cpu.run(t, c.cfg.CPU.PerIO)
-	return c.storage.Submit(d, models.Request{Op: models.Write, Offset: off, Length: n})
+	return c.submit(d, models.Request{Op: models.Write, Offset: off, Length: n})
 }

@@ -19,6 +19,16 @@ type Controller struct {
 
 	cpu     cpu
 	threads []timeline.Timeline // local clients' threads (issue)
+
+	// stripes is the array below when Linux md runs it as RAID 5 or 6
+	// (Config.RAIDStack); md is its stripe thread, mdPage that thread's
+	// time per member page on these cores, mdSeen the array's
+	// StripeBytesHandled already charged.
+	stripes StripeHandler
+	md      timeline.Timeline
+	mdPage  time.Duration
+	mdSeen  int64
+	mdBusy  time.Duration
 	pc      *pageCache
 	ps      int64 // page size
 
@@ -68,6 +78,14 @@ type Striper interface {
 	StripeBytes() int64
 }
 
+// StripeHandler is implemented by storage whose parity stripes go through
+// a stripe cache (package raid's Array): StripeBytesHandled is the member
+// bytes so far read and written for requests that did (writes and trims of
+// RAID 5 and 6 segments).
+type StripeHandler interface {
+	StripeBytesHandled() int64
+}
+
 // New returns a controller over storage. Unless cfg sets ReadAhead, a
 // sequential stream reads ahead by Linux's default read_ahead_kb or, on
 // a striped array (Striper), twice its stripe, as md sets the array's
@@ -90,6 +108,10 @@ func New(cfg Config, storage models.Device) (*Controller, error) {
 		return nil, fmt.Errorf("%w: nas: storage of %d bytes is too small", models.ErrConfig, c.cap)
 	}
 	c.cpu.cores = make([]timeline.Timeline, cfg.CPU.Cores)
+	if s, ok := storage.(StripeHandler); ok && cfg.RAIDStack == RAIDStackMD {
+		c.stripes = s
+		c.mdPage = time.Duration(float64(MDStripePage) * cfg.CPU.RelativeCost())
+	}
 	pages := cfg.PageCacheBytes() / c.ps
 	if cfg.Encrypted && cfg.CryptoDoubleCache {
 		pages /= 2 // ciphertext below, plaintext above
@@ -254,7 +276,7 @@ func (c *Controller) directRead(at time.Duration, r models.Request) (time.Durati
 		return c.dataPath(t, 0, r.Length, wCopy|wNet), nil
 	}
 	t := c.issue(at, r, p.PerRequest+c.netRequest()+p.PerIO)
-	d, err := c.storage.Submit(t, r)
+	d, err := c.submit(t, r)
 	if err != nil {
 		return d, err
 	}
@@ -266,7 +288,7 @@ func (c *Controller) directWrite(at time.Duration, r models.Request) (time.Durat
 	p := &c.cfg.CPU
 	t := c.issuePath(at, r, p.PerRequest+c.netRequest()+p.PerIO, r.Length, wNet|wSum|wCrypt)
 	c.markWritten(r.Offset, r.Length)
-	return c.storage.Submit(t, r)
+	return c.submit(t, r)
 }
 
 // sequential reports whether a read continues a recent read stream.
@@ -342,7 +364,7 @@ func (c *Controller) read(at time.Duration, r models.Request) (time.Duration, er
 		done = c.dataPath(got, 0, r.Length, wCopy|wNet)
 	} else {
 		t := c.issue(at, r, fixed+p.PerIO)
-		d, err := c.storage.Submit(t, models.Request{Op: models.Read, Offset: off, Length: n, Flow: r.Flow})
+		d, err := c.submit(t, models.Request{Op: models.Read, Offset: off, Length: n, Flow: r.Flow})
 		if err != nil {
 			return d, err
 		}
@@ -394,7 +416,7 @@ func (c *Controller) readAhead(t time.Duration, pos int64) error {
 	} else {
 		t = c.cpu.run(t, c.cfg.CPU.PerIO)
 		var err error
-		if d, err = c.storage.Submit(t, models.Request{Op: models.Read, Offset: off, Length: n}); err != nil {
+		if d, err = c.submit(t, models.Request{Op: models.Read, Offset: off, Length: n}); err != nil {
 			return err
 		}
 		d = c.dataPath(d, 0, n, wSum|wCrypt)
@@ -505,11 +527,11 @@ func (c *Controller) writeThrough(t time.Duration, r models.Request, p0, p1 int6
 	}
 	t = c.dataPath(t, c.cfg.CPU.PerIO, r.Length, wSum|wCrypt)
 	c.writebackBytes += r.Length
-	d, err := c.storage.Submit(t, models.Request{Op: models.Write, Offset: r.Offset, Length: r.Length, Flow: r.Flow})
+	d, err := c.submit(t, models.Request{Op: models.Write, Offset: r.Offset, Length: r.Length, Flow: r.Flow})
 	if err != nil || !flush {
 		return d, err
 	}
-	return c.storage.Submit(d, models.Request{Op: models.Flush, Flow: r.Flow})
+	return c.submit(d, models.Request{Op: models.Flush, Flow: r.Flow})
 }
 
 // dirty marks the page in slot s dirty with data from t.
@@ -526,7 +548,7 @@ func (c *Controller) dirty(s int32, t time.Duration) {
 func (c *Controller) readPage(t time.Duration, pg int64) (time.Duration, error) {
 	t = c.cpu.run(t, c.cfg.CPU.PerIO)
 	n := min(c.ps, c.cap-pg*c.ps)
-	d, err := c.storage.Submit(t, models.Request{Op: models.Read, Offset: pg * c.ps, Length: n})
+	d, err := c.submit(t, models.Request{Op: models.Read, Offset: pg * c.ps, Length: n})
 	if err != nil {
 		return d, err
 	}
@@ -565,7 +587,7 @@ func (c *Controller) trim(at time.Duration, r models.Request) (time.Duration, er
 			}
 		}
 	}
-	return c.storage.Submit(t, r)
+	return c.submit(t, r)
 }
 
 // flush writes back every dirty page and the journal, then flushes the
@@ -585,5 +607,5 @@ func (c *Controller) flush(at time.Duration) (time.Duration, error) {
 	for _, l := range c.lanes {
 		t = max(t, l)
 	}
-	return c.storage.Submit(t, models.Request{Op: models.Flush})
+	return c.submit(t, models.Request{Op: models.Flush})
 }

@@ -100,7 +100,7 @@ func (c *Controller) writeback(t time.Duration, s int32) (time.Duration, error) 
 	length := min(n*c.ps, c.cap-off)
 	d := c.dataPath(start, c.cfg.CPU.PerIO, length, wSum|wCrypt)
 	c.writebackBytes += length
-	done, err := c.storage.Submit(d, models.Request{Op: models.Write, Offset: off, Length: length})
+	done, err := c.submit(d, models.Request{Op: models.Write, Offset: off, Length: length})
 	if err == nil {
 		c.writingBack(done, n)
 	}

@@ -50,6 +50,13 @@ type Array struct {
 	held    []heldRow // the write coalescer's rows (nil when Config.Coalesce is off)
 	heldSeq uint64
 
+	// stripeOp is set while a request that goes through parity stripes (a
+	// write or trim of a RAID 5 or 6 segment, a flush of held rows) is
+	// submitted; stripeBytes counts the member bytes such requests moved
+	// (StripeBytesHandled).
+	stripeOp    bool
+	stripeBytes int64
+
 	c counters
 }
 
@@ -166,12 +173,16 @@ func (a *Array) Submit(at time.Duration, r models.Request) (time.Duration, error
 		var err error
 		switch r.Op {
 		case models.Flush:
+			a.stripeOp = a.held != nil
 			if err = a.drainHeld(at); err == nil {
+				a.stripeOp = false
 				err = a.flush(a.done)
 			}
 		default:
+			a.stripeOp = r.Op != models.Read && a.parity(r)
 			err = a.rw(at, r)
 		}
+		a.stripeOp = false
 		if err == nil {
 			break
 		}
@@ -357,11 +368,35 @@ func (a *Array) dropPending() {
 	}
 }
 
+// parity reports whether r touches a RAID 5 or 6 segment.
+func (a *Array) parity(r models.Request) bool {
+	off, end := r.Offset, r.End()
+	for i := range a.segs {
+		s := &a.segs[i]
+		if s.start < end && off < s.start+s.size && (s.level == RAID5 || s.level == RAID6) {
+			return true
+		}
+	}
+	return false
+}
+
+// StripeBytesHandled returns the member bytes read and written so far by
+// requests that go through parity stripes: writes and trims of RAID 5 and
+// 6 segments (their reads of old data or parity included) and flushes of
+// rows the coalescer held. Linux md handles each of these a page per
+// member at a time in its stripe cache, in one kernel thread per array
+// (raid5d; drivers/md/raid5.c), where reads of a healthy array bypass the
+// stripe cache; the NAS above charges that thread's work (nas.StripeHandler).
+func (a *Array) StripeBytesHandled() int64 { return a.stripeBytes }
+
 // submitMember issues one I/O to member m and keeps the counters.
 func (a *Array) submitMember(m int, op models.Op, off, n int64, at time.Duration) (time.Duration, error) {
 	d, err := a.members[m].Submit(at, models.Request{Op: op, Offset: off, Length: n})
 	if err != nil {
 		return at, &memberError{array: a.cfg.Name, member: m, err: err}
+	}
+	if a.stripeOp {
+		a.stripeBytes += n
 	}
 	switch op {
 	case models.Read:

@@ -35,11 +35,32 @@ func (s *Setup) buildNAS(storage models.Device) (models.Device, error) {
 	cfg := s.NAS.Config
 	cfg.Local = s.Protocol.Protocol == proto.Local
 	cfg.Encrypted = s.Encryption
+	if cfg.RAIDStack == "" {
+		cfg.RAIDStack = raidStack(s.NAS)
+	}
 	c, err := nas.New(cfg, storage)
 	if err != nil {
 		return nil, fmt.Errorf("setup %s: nas %s: %w", s.Name, s.NAS.Name, err)
 	}
 	return c, nil
+}
+
+// raidStack returns the software RAID a system runs its arrays with
+// (nas.Config.RAIDStack): Linux md under the NAS OSes built on it (DSM,
+// QTS, ADM, a Linux server) and under a system written wholly inline (a
+// NAS described by its CPU and RAM, which for the OSes a planner meets
+// there is md as well); none under Windows servers, ZFS (TrueNAS,
+// QuTS hero) and catalog systems that state no OS.
+func raidStack(sys *System) string {
+	switch sys.OS {
+	case "dsm", "qts", "adm", "linux":
+		return nas.RAIDStackMD
+	case "":
+		if sys.Ref == "" {
+			return nas.RAIDStackMD
+		}
+	}
+	return nas.RAIDStackNone
 }
 
 // buildStorage builds the drives, the array and the cache tier.

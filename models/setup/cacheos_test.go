@@ -38,3 +38,34 @@ func fmtErr(err error) string {
 	}
 	return err.Error()
 }
+
+// TestRAIDStack: a system's arrays are Linux md ones (nas.Config.RAIDStack)
+// under the NAS OSes built on md and when the system is written inline;
+// not under ZFS, nor on the catalog's Windows servers (no OS stated); a
+// setup's own raid_stack wins.
+func TestRAIDStack(t *testing.T) {
+	for _, c := range []struct {
+		nas, want string
+	}{
+		{"synology-ds1817", "md"},
+		{"qnap-ts-464", "md"},
+		{"qnap-ts-h973ax", "none"},
+		{"truenas-mini-x-plus", "none"},
+		{"rst-server-001", "none"},
+		{"{base: xeon-server-002}", "none"},
+		{"{cpu: {family: zen, ghz: 2.2}}", "md"},
+		{"{base: synology-ds1817, raid_stack: none}", "none"},
+	} {
+		s, err := Parse("s.yaml", []byte("nas: "+c.nas+"\ndrives: {model: wd-red-4tb, count: 3}\nraid: {level: raid5}\n"))
+		if err != nil {
+			t.Fatalf("%s: %v", c.nas, err)
+		}
+		got := s.NAS.Config.RAIDStack
+		if got == "" {
+			got = raidStack(s.NAS)
+		}
+		if got != c.want {
+			t.Errorf("%s: raid stack %q, want %q", c.nas, got, c.want)
+		}
+	}
+}
