@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nasemu/nasemu/models/catalog"
 	"github.com/nasemu/nasemu/models/proto"
 	"github.com/nasemu/nasemu/models/setup"
 )
@@ -107,32 +108,12 @@ func Calibrations() []Calibration {
 			Review: "002",
 			Rows:   []string{"s002-ezfio-raid1-micron5300-rnd4kread-qd256", "s002-ezfio-raid1-s4510-rnd4kread-qd256"},
 			Fitted: "7.5 µs per command (catalog xeon-server-002)",
-			Default: "1 µs: Broadcom's figure for the chip, over 1M IOPS (with FastPath, the only one it " +
-				"publishes)",
+			Default: "2 µs (catalog.SAS3108FullPath): at least twice a FastPath command's 1 µs on one of the " +
+				"chip's two 1.2 GHz cores (Broadcom's >1M IOPS with FastPath; FastPath's ~2x on the SAS2108)",
 			Off: func(s *setup.Setup) {
 				if s.NAS != nil && s.NAS.Config.DriveBus.PerCommand > 0 {
-					s.NAS.Config.DriveBus.PerCommand = time.Microsecond
+					s.NAS.Config.DriveBus.PerCommand = catalog.SAS3108FullPath
 				}
-			},
-		},
-		{
-			Name:   "ssd.program_suspend",
-			Class:  "enterprise NVMe TLC controllers (WD Ultrastar DC SN640): reads suspend NAND programs and erases",
-			Review: "002",
-			Rows:   []string{"s002-ezfio-raid1-n640-4k7030-t256", "s002-ezfio-raid1-n640-stability"},
-			Fitted: "20 µs program/erase suspend on the SN640 (catalog wd-ultrastar-sn640-1.92t), none on the SATA drives",
-			Default: "no suspend, the drive model's default (ssd.Config.ProgramSuspend 0) that every other " +
-				"catalog drive has",
-			Off: func(s *setup.Setup) {
-				groups := slices.Clone(s.Drives)
-				for i := range groups {
-					if d := groups[i].Drive.SSD; d != nil && d.ProgramSuspend > 0 {
-						c := *d // the catalog's own config stays as it is
-						c.ProgramSuspend = 0
-						groups[i].Drive.SSD = &c
-					}
-				}
-				s.Drives = groups
 			},
 		},
 	}

@@ -95,6 +95,46 @@ func nand96L512(c ssd.Config) ssd.Config {
 	return c
 }
 
+// Program and erase suspend (ssd.Config.ProgramSuspend, EraseSuspend).
+// A die suspends a program or an erase at the end of its current
+// pulse-verify loop (incremental step pulse programming and erasing; G. Wu
+// and X. He, "Reducing SSD Read Latency via NAND Flash Program and Erase
+// Suspension", FAST 2012), so a read waits on average half a loop:
+//
+//	program suspend = tPROG / (2 x tlcProgramLoops)
+//	erase suspend   = tBERS / (2 x eraseLoops)
+//
+// A TLC program places eight threshold-voltage levels over a window of
+// about 6 V in steps of about 0.25 V: some 24 pulse-verify loops (the
+// incremental-step arithmetic of R. Micheloni et al., "Inside NAND Flash
+// Memories", Springer 2010). An erase is a few long pulses, each verified
+// (incremental step pulse erasing, whose loop ends are the safe points
+// B. Kim, G. Seo and M. Kim's "SSR: Smart Suspend/Resume Technique for
+// High Capacity 3D NAND Flash", J. KICS 50(9), 2025, start from), taken
+// here as 4: this class's estimate, not a published count. Neither count
+// is set from a drive's measured figure; the erase's matters little, for
+// erases hold a die a few tenths of a per cent of its time.
+const (
+	tlcProgramLoops = 24
+	eraseLoops      = 4
+)
+
+// datacenterNVMe gives a drive of the class "enterprise/datacenter NVMe
+// TLC SSD" its class's suspend: such controllers suspend both programs and
+// erases for host reads, which is how they keep read latency low under
+// mixed load (Intel's patent application "Method, system, and apparatus
+// for multi-tiered progressive memory program operation suspend and
+// resume" describes the datacenter drives' program suspend; MQSim models
+// program and erase suspend as a NAND controller feature, FAST 2018). Client
+// and SATA drives here keep the drive model's default, no suspend: their
+// data sheets and documentation say nothing of it. Call it after the
+// NAND class has set tPROG and tBERS.
+func datacenterNVMe(c ssd.Config) ssd.Config {
+	c.ProgramSuspend = c.ProgramTLC / (2 * tlcProgramLoops)
+	c.EraseSuspend = c.Erase / (2 * eraseLoops)
+	return c
+}
+
 const sn700Source = "WD Red SN700 NVMe SSD product brief / spec table (sequential 128 KiB, random 4 KiB QD32 x 8 threads, fresh out of box; TBW over 5 years)"
 
 // sn700 is the WD Red SN700 family: WD in-house NVMe Gen3 x4 controller
@@ -262,21 +302,15 @@ var ssdDrives = []Drive{
 		// 1.07, whose write amplification (~7.8) at that program time gives
 		// the 55K steady-state IOPS. Random read: 32 / (55 + 5 µs) = 530K
 		// from the NAND, capped by the controller's ~430K commands/s.
-		// Reads suspend programs and erases (20 µs to the next safe point
-		// of a TLC program's pulse-verify loop, see ssd.Config): sharing
-		// the dies' time, the data sheet's figures put a 70/30 mix of
-		// 4 KiB reads and writes at 1/(0.7/428K + 0.3/55K) = 141K IOPS,
-		// and review 002's RAID 1 pair (each drive reading half and
-		// writing all) at 1/(0.35/428K + 0.3/55K) = 159K; it measured
-		// 158.6K. A drive whose reads waited ~1 ms behind every program
-		// could not get there at any queue depth. The SATA drives above
-		// are not given suspend: their pairs measured 52K (Micron) and
-		// 50K (Intel) where such a mix of their data sheet figures gives
-		// 75K and 83K, as for drives whose reads wait behind programs.
-		// calibrated: ssd.program_suspend (class: enterprise NVMe TLC
-		// controllers) from rows s002-ezfio-raid1-n640-4k7030-t256 and
-		// s002-ezfio-raid1-n640-stability; class default none, the drive
-		// model's default (validate.Calibrations).
+		// Reads suspend programs and erases, as the datacenter NVMe class
+		// does (datacenterNVMe): 967 µs / 48 = 20 µs to the next safe
+		// point of a program, 3.5 ms / 8 = 437 µs of an erase. Sharing
+		// the dies' time, the data sheet's figures then put a 70/30 mix
+		// of 4 KiB reads and writes at 1/(0.7/428K + 0.3/55K) = 141K
+		// IOPS, and a RAID 1 pair (each drive reading half and writing
+		// all) at 1/(0.35/428K + 0.3/55K) = 159K. A drive whose reads
+		// waited ~1 ms behind every program could not get there at any
+		// queue depth.
 		SSD: ptr(func() ssd.Config {
 			c := nand96L512(ssd.Config{
 				Capacity: 1.92e12, Interface: ssd.NVMe,
@@ -287,8 +321,7 @@ var ssdDrives = []Drive{
 			})
 			c.ProgramTLC = 967 * us
 			c.BlocksPerDie = 850
-			c.ProgramSuspend = 20 * us
-			return c
+			return datacenterNVMe(c)
 		}()),
 	},
 	{

@@ -85,12 +85,18 @@ type Config struct {
 	ProgramTLC time.Duration `yaml:"program_tlc"`
 	ProgramSLC time.Duration `yaml:"program_slc"`
 	Erase      time.Duration `yaml:"erase"`
-	// ProgramSuspend is the die's program/erase suspend latency: a host
-	// read that finds its die programming or erasing suspends the
-	// operation, waits this long for the die to reach a safe point, reads,
-	// and resumes it, which then ends later by the read's time. 0 = the
-	// die does not suspend (reads wait for the program or erase to end).
+	// ProgramSuspend is the die's program suspend latency: a host read
+	// that finds its die programming suspends the program, waits this long
+	// for the die to reach a safe point (the end of the program's current
+	// pulse-verify loop), reads, and resumes it, which then ends later by
+	// the read's time. 0 = programs are not suspended (reads wait for them
+	// to end).
 	ProgramSuspend time.Duration `yaml:"program_suspend"`
+	// EraseSuspend is the same for an erase: the wait for the end of the
+	// erase's current pulse-verify loop. 0 = erases are not suspended. A
+	// die may suspend erases only (ProgramSuspend 0), as drives whose
+	// reads would otherwise wait milliseconds do first (suspend.go).
+	EraseSuspend time.Duration `yaml:"erase_suspend"`
 	// ReadRetry is the mean number of read-retry steps per NAND read of a
 	// block that has not been erased yet (beginning of life); it grows
 	// with the block's erase count (readtime.go). 0 = the dies never
@@ -210,6 +216,8 @@ func (c Config) Validate() error {
 		return cfgErr("erase", "must be positive")
 	case c.ProgramSuspend < 0 || c.ProgramSuspend > c.ProgramTLC:
 		return cfgErr("program_suspend", "must be within 0..program_tlc, got %v", c.ProgramSuspend)
+	case c.EraseSuspend < 0 || c.EraseSuspend > c.Erase:
+		return cfgErr("erase_suspend", "must be within 0..erase, got %v", c.EraseSuspend)
 	case math.IsNaN(c.ReadRetry) || c.ReadRetry < 0 || c.ReadRetry > maxRetry:
 		return cfgErr("read_retry", "must be within 0..%d, got %g", maxRetry, c.ReadRetry)
 	case c.SLCCacheMax < 0 || c.SLCCacheMin < 0 || c.SLCCacheMin > c.SLCCacheMax:
@@ -269,6 +277,9 @@ func (c Config) ScaleTo(capacity int64) (Config, error) {
 		ppb := max(bits, int(pages/minScaledBlocks)/bits*bits)
 		if ppb < c.PagesPerBlock {
 			c.Erase = time.Duration(float64(c.Erase) * float64(ppb) / float64(c.PagesPerBlock))
+			// The erase's loops shrink with it, and so the wait for the
+			// end of one: a read still gives up the same share of an erase.
+			c.EraseSuspend = time.Duration(float64(c.EraseSuspend) * float64(ppb) / float64(c.PagesPerBlock))
 			c.PagesPerBlock = ppb
 			c.BlocksPerDie = int(math.Ceil(pages / float64(ppb)))
 		}

@@ -27,9 +27,9 @@
 // die parallelism. When the buffer is full a write waits for the earliest
 // program in flight. Flush programs the partial page group (padded) and
 // waits for every program. A host read on a die that is programming or
-// erasing waits for it, unless the die suspends (Config.ProgramSuspend,
-// suspend.go): then it waits only the suspend latency and pushes the die's
-// later work back by its own time. Completion times follow from these reservations
+// erasing waits for it, unless the die suspends that operation
+// (Config.ProgramSuspend, EraseSuspend; suspend.go): then it waits only the
+// suspend latency and pushes the die's later work back by its own time. Completion times follow from these reservations
 // at submission; requests may be submitted with times earlier than earlier
 // submissions'.
 //

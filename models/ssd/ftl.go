@@ -28,7 +28,8 @@ const (
 type die struct {
 	busy timeline.Timeline
 	// sense books host reads when programs and erases can be suspended
-	// (Config.ProgramSuspend): reads queue only behind reads (suspend.go).
+	// (Config.ProgramSuspend, EraseSuspend): reads queue only behind reads
+	// (suspend.go).
 	sense   timeline.Timeline
 	free    []int32 // free block numbers (global), used as a stack
 	hostTLC int32   // open blocks, -1 = none
@@ -48,6 +49,9 @@ type die struct {
 	victim    int32
 	victimOff int64
 	slcFIFO   []int32 // SLC blocks in the order they filled, for folding
+	// eraseStart and eraseEnd are the die's last erase booked, so that a
+	// read can tell an erase from a program (Config.EraseSuspend).
+	eraseStart, eraseEnd time.Duration
 }
 
 // Drive is the SSD model. It is not safe for concurrent use.
@@ -285,7 +289,7 @@ func (d *Drive) readPage(t time.Duration, p, n int64) time.Duration {
 	dd := &d.dies[di]
 	x := transfer(n*slotSize, d.cfg.ChannelMBps)
 	tR := d.senseTime(p, x)
-	if d.cfg.ProgramSuspend > 0 {
+	if d.cfg.suspends() {
 		return d.readSuspending(di, t, tR, x)
 	}
 	start, _ := dd.busy.Reserve(t, tR+x) // the die holds the data until it is out

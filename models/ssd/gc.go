@@ -262,7 +262,7 @@ func (d *Drive) relocate(di int, t, deadline time.Duration, budget int64) int64 
 	// Slots past the write pointer (an SLC block's unused two thirds, the
 	// rest of a block closed early) come back with the erase.
 	reclaimed += d.capacityOf(blk) - end
-	dd.busy.Reserve(t, d.cfg.Erase)
+	dd.eraseStart, dd.eraseEnd = dd.busy.Reserve(t, d.cfg.Erase)
 	d.erased(di, blk)
 	dd.victim = -1
 	return max(reclaimed, 1)

@@ -79,7 +79,7 @@ func (d *Drive) mapLookup(t time.Duration, first, last int64) time.Duration {
 		di := int(mp % int64(d.geo.dies))
 		x := transfer(slotSize, d.cfg.ChannelMBps)
 		var end time.Duration
-		if d.cfg.ProgramSuspend > 0 {
+		if d.cfg.suspends() {
 			end = d.readSuspending(di, t, d.cfg.ReadSLC, x)
 		} else {
 			start, _ := d.dies[di].busy.Reserve(t, d.cfg.ReadSLC+x)

@@ -68,7 +68,7 @@ func TestMixedWithSuspend(t *testing.T) {
 	}
 	want := 1 / (0.7/cfg.RandReadIOPS + 0.3/cfg.RandWriteIOPS)
 	got := mixedIOPS(t, cfg, 70, 256)
-	cfg.ProgramSuspend = 0
+	cfg.ProgramSuspend, cfg.EraseSuspend = 0, 0
 	waiting := mixedIOPS(t, cfg, 70, 256)
 	t.Logf("70/30 at QD256: %.0fK IOPS with suspend, %.0fK without; die-time mix of the data sheet %.0fK", got/1e3, waiting/1e3, want/1e3)
 	if got < 0.85*want || got > 1.2*want {

@@ -192,7 +192,8 @@ func (d *Drive) Purge(at time.Duration) time.Duration {
 				n++
 			}
 		}
-		_, e := dd.busy.Reserve(at, time.Duration(n)*d.cfg.Erase)
+		s, e := dd.busy.Reserve(at, time.Duration(n)*d.cfg.Erase)
+		dd.eraseStart, dd.eraseEnd = s, e
 		end = max(end, e)
 	}
 	d.reset()

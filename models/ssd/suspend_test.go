@@ -66,3 +66,44 @@ func TestProgramSuspend(t *testing.T) {
 		t.Errorf("programs after a suspending read end %v later than after a waiting read, want 0..%v (the suspend overhead)", d, suspend)
 	}
 }
+
+// TestEraseOnlySuspend: a die that suspends erases but not programs (as
+// MQSim's default die does) serves a read that lands in an erase after the
+// erase suspend latency, and a read that lands in a program after the
+// program; one that suspends both serves either after its latency.
+func TestEraseOnlySuspend(t *testing.T) {
+	const us = time.Microsecond
+	const tR, x = 60 * us, 5 * us
+	read := func(programSuspend, eraseSuspend time.Duration, erase bool) time.Duration {
+		t.Helper()
+		c := testConfig(64<<20, 1.2)
+		c.ProgramSuspend, c.EraseSuspend = programSuspend, eraseSuspend
+		d, err := New(c, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dd := &d.dies[0]
+		const t0 = time.Millisecond
+		if erase {
+			dd.eraseStart, dd.eraseEnd = dd.busy.Reserve(t0, c.Erase)
+		} else {
+			dd.busy.Reserve(t0, c.ProgramTLC)
+		}
+		return d.readSuspending(0, t0+100*us, tR, x) - (t0 + 100*us)
+	}
+	for _, tc := range []struct {
+		name               string
+		program, erase     time.Duration
+		onErase, onProgram time.Duration
+	}{
+		{"erase only", 0, 400 * us, 400*us + tR + x, 600*us + tR + x},
+		{"program and erase", 20 * us, 400 * us, 400*us + tR + x, 20*us + tR + x},
+	} {
+		if got := read(tc.program, tc.erase, true); got != tc.onErase {
+			t.Errorf("%s: read in an erase takes %v, want %v", tc.name, got, tc.onErase)
+		}
+		if got := read(tc.program, tc.erase, false); got != tc.onProgram {
+			t.Errorf("%s: read in a program takes %v, want %v", tc.name, got, tc.onProgram)
+		}
+	}
+}
