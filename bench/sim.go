@@ -90,8 +90,9 @@ func (s *Sim) Close() error { return nil }
 func (s *Sim) Device() models.Device { return s.dev }
 
 // Layout implements Target. Filling writes the file sequentially in 1 MiB
-// buffered requests at queue depth 1, in virtual time, and then flushes,
-// as fio's layout does; the model counts those writes.
+// buffered requests at queue depth 1, in virtual time, and then flushes
+// (unless the job has create_fsync=0), as fio's layout does; the model
+// counts those writes.
 func (s *Sim) Layout(name string, size int64, fill bool) (int64, error) {
 	e := s.space.File(name)
 	switch {

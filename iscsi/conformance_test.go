@@ -72,7 +72,7 @@ func TestConformance(t *testing.T) {
 		t.Skip("iscsi-test-cu takes about 30 s")
 	}
 	const size = 256 << 20
-	tt := startTarget(t, freeModel(t, size), emu.NewMemStore(size), TargetConfig{})
+	tt := startFreeTarget(t, size)
 	dir := t.TempDir()
 	url := "iscsi://" + tt.addr + "/" + testIQN + "/0"
 	cmd := exec.Command(tool, "--dataloss", "--xml", "--test", "ALL", url)

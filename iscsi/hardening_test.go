@@ -63,7 +63,7 @@ func heapAndRSS(t *testing.T) (heap, rss int64) {
 // initiator's reads and writes still work meanwhile.
 func TestRobustMemoryBounded(t *testing.T) {
 	const size = 64 << 20
-	tt := startTarget(t, freeModel(t, size), emu.NewMemStore(size), TargetConfig{})
+	tt := startFreeTarget(t, size)
 	heap0, rss0 := heapAndRSS(t)
 
 	nc, sn := rawLogin(t, tt.addr)

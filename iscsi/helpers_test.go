@@ -37,6 +37,13 @@ func freeModel(t testing.TB, size int64) models.Device {
 	return d
 }
 
+// startFreeTarget starts a target over a zero-cost LUN of size bytes in
+// memory, with the default configuration.
+func startFreeTarget(t testing.TB, size int64) *testTarget {
+	t.Helper()
+	return startTarget(t, freeModel(t, size), emu.NewMemStore(size), TargetConfig{})
+}
+
 // startTarget serves model over store on 127.0.0.1 until the test ends.
 func startTarget(t testing.TB, model models.Device, store emu.Store, cfg TargetConfig) *testTarget {
 	t.Helper()

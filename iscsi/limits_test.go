@@ -19,7 +19,7 @@ import (
 // in one), a 40 MiB read two READs (at most 32 MiB in one).
 func TestInitiatorHonoursBlockLimits(t *testing.T) {
 	const size = 2 << 30
-	tt := startTarget(t, freeModel(t, size), emu.NewMemStore(size), TargetConfig{})
+	tt := startFreeTarget(t, size)
 	lt, err := OpenLUN(context.Background(), "test", SessionConfig{Addr: tt.addr, Target: testIQN}, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +64,7 @@ func TestInitiatorHonoursBlockLimits(t *testing.T) {
 // Errors say what the sense data means.
 func TestSenseInWords(t *testing.T) {
 	const size = 1 << 20
-	tt := startTarget(t, freeModel(t, size), emu.NewMemStore(size), TargetConfig{})
+	tt := startFreeTarget(t, size)
 	s := tt.dial(t, SessionConfig{})
 	ctx := ctxT(t, 10*time.Second)
 	err := s.Read16(ctx, 0, size/512, 512, make([]byte, 512))

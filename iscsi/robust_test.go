@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nasemu/nasemu/emu"
 	"github.com/nasemu/nasemu/iscsi/pdu"
 )
 
@@ -85,7 +84,7 @@ func nop(itt, cmdSN uint32, immediate bool) *pdu.PDU {
 
 func TestMalformedPDUs(t *testing.T) {
 	const size = 8 << 20
-	tt := startTarget(t, freeModel(t, size), emu.NewMemStore(size), TargetConfig{})
+	tt := startFreeTarget(t, size)
 
 	// A well-behaved session keeps working throughout.
 	good := tt.dial(t, SessionConfig{})
@@ -348,7 +347,7 @@ func TestMalformedPDUs(t *testing.T) {
 // answers for it.
 func TestListensOnlyOnGivenAddress(t *testing.T) {
 	const size = 1 << 20
-	tt := startTarget(t, freeModel(t, size), emu.NewMemStore(size), TargetConfig{})
+	tt := startFreeTarget(t, size)
 	_, port, _ := net.SplitHostPort(tt.addr)
 	addrs, _ := net.InterfaceAddrs()
 	for _, a := range addrs {

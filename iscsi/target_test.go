@@ -20,7 +20,7 @@ import (
 
 func TestReadWrite(t *testing.T) {
 	const size = 64 << 20
-	tt := startTarget(t, freeModel(t, size), emu.NewMemStore(size), TargetConfig{})
+	tt := startFreeTarget(t, size)
 	for _, digests := range []bool{false, true} {
 		t.Run(fmt.Sprintf("digests=%v", digests), func(t *testing.T) {
 			s := tt.dial(t, SessionConfig{HeaderDigest: digests, DataDigest: digests})
@@ -253,7 +253,7 @@ func TestCHAP(t *testing.T) {
 
 func TestDiscovery(t *testing.T) {
 	const size = 1 << 20
-	tt := startTarget(t, freeModel(t, size), emu.NewMemStore(size), TargetConfig{})
+	tt := startFreeTarget(t, size)
 	s, err := Dial(ctxT(t, 5*time.Second), SessionConfig{Addr: tt.addr})
 	if err != nil {
 		t.Fatal(err)
