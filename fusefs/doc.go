@@ -140,8 +140,9 @@
 // the synced contents of every block it overwrote (an undo log) and the
 // synced size; PowerLoss restores them, so exactly the unsynced writes are
 // lost. Like a NAS's page cache, the log is written back (the undo state
-// dropped, the files fsynced in the background, as a kernel's writeback
-// does not stop the writers) when it exceeds Options.UndoLimit
+// dropped; the bytes are in the backing files, which the host writes to
+// its disk in its own time, and a clean Unmount fsyncs) when it exceeds
+// Options.UndoLimit
 // bytes, when a file's oldest unsynced write is 30 s old, and beyond 1024
 // dirty files.
 //

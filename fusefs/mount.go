@@ -164,9 +164,8 @@ func (f *FS) Unmount() error {
 		f.commit()
 		f.removeHoldDir()
 		f.undo.mu.Lock()
-		f.undo.writeBackLocked(time.Time{})
+		f.undo.syncAllLocked()
 		f.undo.mu.Unlock()
-		f.undo.waitFlushed()
 		f.unmountErr = errors.Join(f.saveState(), f.saveArrays())
 		if f.lock != nil {
 			f.lock.Close() // the backing directory is free for another share

@@ -55,11 +55,10 @@ func TestUndoSavesSyncedBlocks(t *testing.T) {
 	u.mu.Lock()
 	u.writeBackLocked(time.Time{})
 	u.mu.Unlock()
-	u.waitFlushed()
 	if len(u.files) != 0 || u.bytes != 0 {
 		t.Errorf("after a write-back %d files and %d bytes are kept, want none", len(u.files), u.bytes)
 	}
-	// The flusher closed the log's own descriptor, not the file's.
+	// The log closed its own descriptor, not the file's.
 	if _, err := fh.WriteAt([]byte{1}, 0); err != nil {
 		t.Error(err)
 	}
