@@ -184,7 +184,9 @@ func (c *Controller) Resources(at time.Duration) []models.Resource {
 	if c.cpu.engineBusy > 0 {
 		out = append(out, models.Resource{Name: "NAS crypto engine", Class: models.ClassCPU, Units: 1, Busy: c.cpu.engine.BookedBy(at)})
 	}
-	if c.mdBusy > 0 {
+	if c.stripes != nil {
+		// Always listed under md, busy or not, so that every snapshot of
+		// the resources has the same entries.
 		out = append(out, models.Resource{Name: "md stripe thread", Class: models.ClassCPU, Units: 1, Busy: c.md.BookedBy(at)})
 	}
 	return out
@@ -217,7 +219,6 @@ func (c *Controller) submit(at time.Duration, r models.Request) (time.Duration, 
 	}
 	c.mdSeen += pages << 12
 	cost := time.Duration(pages) * c.mdPage
-	c.mdBusy += cost
 	start, end := c.md.Reserve(at, cost)
 	return max(done, end, c.cpu.run(start, cost)), err
 }

@@ -28,7 +28,6 @@ type Controller struct {
 	md      timeline.Timeline
 	mdPage  time.Duration
 	mdSeen  int64
-	mdBusy  time.Duration
 	pc      *pageCache
 	ps      int64 // page size
 
