@@ -213,9 +213,9 @@ func rstServer001() System {
 // spends on a command that takes the firmware's full path, not FastPath,
 // as published figures of the family bound it. The chip has two PowerPC
 // 476 cores at 1.2 GHz; FastPath runs its commands on the second core
-// (Dell's PERC H710P and PERC 8 documentation) and reaches over 1M 4 KiB IOPS
-// (Broadcom's figure for the chip), so a FastPath command costs that core
-// at most 1 µs, 1,200 cycles. FastPath leaves out the cache and most of the
+// (Dell's PERC H710P and PERC 8 documentation) and reaches over 1M 4 KiB
+// IOPS (Broadcom's figure for the chip), so a FastPath command costs that
+// core at most 1 µs, 1,200 cycles. FastPath leaves out the cache and most of the
 // firmware's instructions (Dell: "reduces the instruction count required
 // to process a given IO"), and doubled an SSD array's IOPS on the
 // previous generation's MegaRAID 9260-8i (SAS2108; Electronic Design,
