@@ -255,6 +255,9 @@ func (e *fioEntry) fioJob(plus bool) fioJob {
 
 // String writes the criterion as fio's ss= does.
 func (ss *Steady) String() string {
+	if ss.RoundIOs > 0 {
+		return fmt.Sprintf("pts:%s:%dx%d", ss.Metric, SteadyRounds, ss.RoundIOs)
+	}
 	s := ss.Metric
 	if ss.Slope {
 		s += "_slope"

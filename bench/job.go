@@ -149,7 +149,19 @@ type Steady struct {
 	Pct    bool
 	Dur    time.Duration
 	Ramp   time.Duration
+	// RoundIOs, when positive, replaces the criterion above by SNIA PTS's
+	// steady-state window (PTS-E 1.1, 2.1.24): the job's completions are
+	// cut into rounds of RoundIOs each, the metric of a round is its
+	// IOPS or bandwidth over the round's own span of virtual time, and
+	// the job ends once the last SteadyRounds rounds' range is within
+	// 20 % of their mean and their best-fit line's excursion within 10 %
+	// (ssd.SteadyState). Rounds of completions rather than seconds let a
+	// job of a second close its window in milliseconds of model time.
+	RoundIOs int64
 }
+
+// SteadyRounds is the PTS measurement window: five rounds.
+const SteadyRounds = 5
 
 // Setting is an option accepted because it does not change what reaches
 // the device; the report records it.

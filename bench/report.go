@@ -27,6 +27,13 @@ type Report struct {
 	DiskUtil []DiskUtil `json:"disk_util,omitempty"`
 }
 
+// SteadyAt is when a job met its steady-state criterion: At seconds into
+// its measured window, after which it issued no new I/O.
+type SteadyAt struct {
+	Criterion string  `json:"criterion"`
+	At        float64 `json:"at_s"`
+}
+
 // Result is one job's figures. MBps is 10^6 bytes per second; Seconds is
 // the measured window (after ramp time) up to the job's last completion.
 type Result struct {
@@ -61,9 +68,13 @@ type Result struct {
 	// them.
 	Utilisation []Use       `json:"utilisation,omitempty"`
 	Bottleneck  *Bottleneck `json:"bottleneck,omitempty"`
-	job         *Job
-	clones      []*collector // each instance's, or one for all (group_reporting)
-	Series      []Second     `json:"-"` // written by WriteDir as CSV
+	// Steady says when a job run with a PTS steady-state criterion
+	// (Steady.RoundIOs) met it and ended early; nil when it ran its
+	// course (or had no such criterion).
+	Steady *SteadyAt `json:"steady,omitempty"`
+	job    *Job
+	clones []*collector // each instance's, or one for all (group_reporting)
+	Series []Second     `json:"-"` // written by WriteDir as CSV
 	// LatHist is the measured latency distribution in log-spaced bins
 	// (LatBinsPerDecade per decade), for charts.
 	LatHist []LatBin `json:"-"`

@@ -12,6 +12,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/ssd"
 )
 
 // Options control a run.
@@ -204,6 +205,11 @@ type jobRun struct {
 	ssAt   time.Duration
 	ssLast int // the last second checked
 	active int // instances still running
+	// PTS rounds (Steady.RoundIOs): the current round's completions,
+	// bytes and start, and the metric of each round closed.
+	ssIOs, ssBytes int64
+	ssFrom         time.Duration
+	ssRounds       []float64
 }
 
 // group is the shared state of a group's streams.
@@ -991,7 +997,7 @@ func (st *stream) complete(sl *slot, done time.Duration, err error) {
 			if c != st.jr.all {
 				st.jr.all.record(o.dir, sl.slat, done-sl.at, done-origin, o.n, done)
 			}
-			st.jr.checkSteady(done)
+			st.jr.checkSteady(done, o.n)
 		}
 	case opClose:
 		c.file(done)
@@ -1065,9 +1071,14 @@ func (st *stream) adjustDepth(now time.Duration) {
 }
 
 // checkSteady ends the job once its per-second samples of the last Dur
-// (after Ramp) meet the steady-state criterion (fio's ss=).
-func (jr *jobRun) checkSteady(now time.Duration) {
+// (after Ramp) meet the steady-state criterion (fio's ss=), or its rounds
+// SNIA PTS's (checkRounds); now is a completion's time and bytes its size.
+func (jr *jobRun) checkSteady(now time.Duration, bytes int64) {
 	ss := jr.job.SteadyState
+	if ss.RoundIOs > 0 {
+		jr.checkRounds(now, bytes)
+		return
+	}
 	c := jr.all
 	sec := int((now - c.from) / time.Second) // samples before this second are complete
 	if sec == jr.ssLast || ss.Dur <= 0 {
@@ -1119,6 +1130,32 @@ func (jr *jobRun) checkSteady(now time.Duration) {
 		limit = ss.Limit / 100 * mean
 	}
 	if mean > 0 && v <= limit {
+		jr.steady, jr.ssAt = true, now
+	}
+}
+
+// checkRounds counts a completion of n bytes at now into the current PTS
+// round and, when the round is full, closes it and tests the window of
+// the last SteadyRounds rounds. A round whose completions all fall at
+// its start instant has no span yet and stays open.
+func (jr *jobRun) checkRounds(now time.Duration, n int64) {
+	ss := jr.job.SteadyState
+	if jr.ssIOs == 0 && len(jr.ssRounds) == 0 {
+		jr.ssFrom = jr.all.from
+	}
+	jr.ssIOs++
+	jr.ssBytes += n
+	span := (now - jr.ssFrom).Seconds()
+	if jr.ssIOs < ss.RoundIOs || span <= 0 {
+		return
+	}
+	x := float64(jr.ssIOs) / span
+	if ss.Metric == "bw" {
+		x = float64(jr.ssBytes) / span
+	}
+	jr.ssRounds = append(jr.ssRounds, x)
+	jr.ssIOs, jr.ssBytes, jr.ssFrom = 0, 0, now
+	if ssd.SteadyState(jr.ssRounds) {
 		jr.steady, jr.ssAt = true, now
 	}
 }
@@ -1280,7 +1317,11 @@ func runGroup(t Target, jobs []Job, firstIndex int, seed uint64, genesis *time.D
 		res[i].Settings = jr.job.Recorded
 		res[i].Notes = append([]string(nil), jr.job.Notes...)
 		if jr.steady {
-			res[i].Notes = append(res[i].Notes, fmt.Sprintf("steady state reached after %.1f s", (jr.ssAt-jr.all.from).Seconds()))
+			at := (jr.ssAt - jr.all.from).Seconds()
+			res[i].Notes = append(res[i].Notes, fmt.Sprintf("steady state reached after %.1f s", at))
+			if jr.job.SteadyState.RoundIOs > 0 {
+				res[i].Steady = &SteadyAt{Criterion: jr.job.SteadyState.String(), At: at}
+			}
 		}
 		if err := checkRateMin(jr.job, &res[i]); err != nil {
 			return nil, err

@@ -18,6 +18,7 @@
 //	    values: [wd-red-4tb, kingston-dc500m-480g]
 //	  - key: link                    # a value is any YAML a setup file takes there
 //	    values: [1gbe, {kind: 10gbe, count: 2, mode: smb-multichannel}]
+//	steady: true                     # end a job once steady (optional; or a round's completions)
 //
 // A key is any dotted key of a setup file (drives.model, drives.count,
 // raid.level, raid.chunk, cache.mode, nas, link, link.kind, protocol,
@@ -29,6 +30,19 @@
 // anything runs. A combination no real system allows (RAID 6 on two
 // drives, more drives than bays) is a point whose record carries the
 // setup's own message instead of results.
+//
+// # Steady state
+//
+// With steady, every job (but one whose job file gives its own ss=) runs
+// under SNIA PTS's steady-state criterion in virtual time: its
+// completions are cut into rounds of DefaultSteadyRound (or the given
+// number), a round's figure is its IOPS over its own span of model time,
+// and the job stops issuing I/O once the last five rounds' range is within
+// 20 % of their mean and their best-fit line's excursion within 10 %
+// (bench.Steady.RoundIOs). A job that meets it reports when (Job.Steady),
+// and the header names the criterion; the CSV, table and Parquet then
+// carry steady and steady_at_s columns. Without steady, outputs are as
+// before, byte for byte.
 //
 // # Results
 //

@@ -66,12 +66,28 @@ var csvColumns = []string{"workload", "error", "usable_bytes", "drives_tolerated
 	"job", "rw", "bs", "iodepth", "numjobs", "iops", "mbps", "lat_mean_us", "lat_p50_us", "lat_p99_us", "lat_p999_us", "in_page_cache",
 	"bottleneck", "bottleneck_resource", "bottleneck_busy"}
 
+// steadyColumns follow csvColumns when the sweep ran with a steady-state
+// criterion (Header.Steady): whether the job met it and ended early, and
+// when, in seconds of its measured window.
+var steadyColumns = []string{"steady", "steady_at_s"}
+
+func steadyCells(j Job) []string {
+	if j.Steady == nil {
+		return []string{"false", ""}
+	}
+	return []string{"true", fixed(j.Steady.At, 4)}
+}
+
 // WriteCSV writes one row per point and job (one row with the error for a
 // point that has no results), the axes' values in columns named by their
 // keys.
 func (r *Results) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	head := append(append([]string{"point"}, r.Header.Keys...), csvColumns...)
+	steady := r.Header.Steady != ""
+	if steady {
+		head = append(head, steadyColumns...)
+	}
 	if err := cw.Write(head); err != nil {
 		return err
 	}
@@ -82,7 +98,7 @@ func (r *Results) WriteCSV(w io.Writer) error {
 			point[len(point)-3] = strconv.Itoa(rec.Tolerates)
 		}
 		if len(rec.Results) == 0 {
-			if err := cw.Write(append(point, make([]string, len(csvColumns)-6)...)); err != nil {
+			if err := cw.Write(append(point, make([]string, len(head)-len(point))...)); err != nil {
 				return err
 			}
 			continue
@@ -96,6 +112,9 @@ func (r *Results) WriteCSV(w io.Writer) error {
 				row = append(row, b.Component, b.Resource, fixed(b.Busy, 4))
 			} else {
 				row = append(row, "", "", "")
+			}
+			if steady {
+				row = append(row, steadyCells(j)...)
 			}
 			if err := cw.Write(row); err != nil {
 				return err
@@ -117,7 +136,12 @@ func (r *Results) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "#\t%s\tworkload\tjob\tMB/s\tIOPS\tp99 µs\tusable\tprice\t$/TB\tbottleneck\t\n", strings.Join(r.Header.Keys, "\t"))
+	steadyHead := ""
+	if r.Header.Steady != "" {
+		fmt.Fprintf(w, "steady state: %s (a job ends once met; steady at: when, in s of its window)\n", r.Header.Steady)
+		steadyHead = "steady at\t"
+	}
+	fmt.Fprintf(tw, "#\t%s\tworkload\tjob\tMB/s\tIOPS\tp99 µs\tusable\tprice\t$/TB\tbottleneck\t%s\n", strings.Join(r.Header.Keys, "\t"), steadyHead)
 	cached := false
 	for _, rec := range r.Records {
 		lead := strconv.Itoa(rec.Index) + "\t" + strings.Join(rec.Values, "\t") + "\t" + rec.Workload + "\t"
@@ -131,7 +155,14 @@ func (r *Results) WriteTable(w io.Writer) error {
 			if rec.InPageCache(j) {
 				mark, cached = " †", true
 			}
-			fmt.Fprintf(tw, "%s%s%s\t%s\t%s\t%s\t%s%s\t\n", lead, j.Name, mark, fixed(j.MBps, 1), fixed(j.IOPS, 0), fixed(j.Lat.P99, 0), tail, j.Bottleneck.String())
+			st := ""
+			if r.Header.Steady != "" {
+				st = "-\t"
+				if j.Steady != nil {
+					st = fixed(j.Steady.At, 3) + "\t"
+				}
+			}
+			fmt.Fprintf(tw, "%s%s%s\t%s\t%s\t%s\t%s%s\t%s\n", lead, j.Name, mark, fixed(j.MBps, 1), fixed(j.IOPS, 0), fixed(j.Lat.P99, 0), tail, j.Bottleneck.String(), st)
 		}
 	}
 	if err := tw.Flush(); err != nil {

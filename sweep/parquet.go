@@ -18,7 +18,7 @@ type parquetColumn struct {
 
 // parquetColumns are the columns of WriteParquet after the axes': the
 // CSV's, typed, with every latency percentile the record holds.
-func parquetColumns() []parquetColumn {
+func parquetColumns(steady bool) []parquetColumn {
 	str := func(f func(r *Record, j *Job) string) func(*Record, *Job) (any, bool) {
 		return func(r *Record, j *Job) (any, bool) { return f(r, j), true }
 	}
@@ -43,7 +43,7 @@ func parquetColumns() []parquetColumn {
 	}
 	opt := func(n parquet.Node) parquet.Node { return parquet.Optional(n) }
 	f64 := parquet.Leaf(parquet.DoubleType)
-	return []parquetColumn{
+	cols := []parquetColumn{
 		{"point", parquet.Int(64), func(r *Record, _ *Job) (any, bool) { return int64(r.Index), true }},
 		{"workload", parquet.String(), str(func(r *Record, _ *Job) string { return r.Workload })},
 		{"error", opt(parquet.String()), func(r *Record, _ *Job) (any, bool) { return r.Error, r.Error != "" }},
@@ -74,6 +74,17 @@ func parquetColumns() []parquetColumn {
 		{"bottleneck_resource", opt(parquet.String()), bottleneck(func(j *Job) any { return j.Bottleneck.Resource })},
 		{"bottleneck_busy", opt(f64), bottleneck(func(j *Job) any { return j.Bottleneck.Busy })},
 	}
+	if steady { // the CSV's steadyColumns
+		cols = append(cols,
+			parquetColumn{"steady", opt(parquet.Leaf(parquet.BooleanType)), job(func(j *Job) any { return j.Steady != nil })},
+			parquetColumn{"steady_at_s", opt(f64), func(_ *Record, j *Job) (any, bool) {
+				if j == nil || j.Steady == nil {
+					return nil, false
+				}
+				return j.Steady.At, true
+			}})
+	}
+	return cols
 }
 
 // WriteParquet writes the results as a Parquet file (zstd): the CSV's
@@ -84,7 +95,7 @@ func parquetColumns() []parquetColumn {
 // refused point's figures) are nulls. Parquet orders a schema's columns
 // by name.
 func (r *Results) WriteParquet(w io.Writer) error {
-	cols := parquetColumns()
+	cols := parquetColumns(r.Header.Steady != "")
 	byName := map[string]parquetColumn{}
 	group := parquet.Group{}
 	for _, c := range cols {

@@ -23,6 +23,9 @@ type Header struct {
 	Keys   []string `json:"keys"`   // the axes' keys
 	Shard  int      `json:"shard"`
 	Shards int      `json:"shards"`
+	// Steady is the steady-state criterion the jobs ran with
+	// (bench.Steady's String); "" when they ran their whole runtime.
+	Steady string `json:"steady,omitempty"`
 }
 
 // Record is one point's result.
@@ -59,6 +62,9 @@ type Job struct {
 	// Bottleneck is the modelled resource that limited the job, as the
 	// bench runner names it from the models' busy-time accounting.
 	Bottleneck *bench.Bottleneck `json:"bottleneck,omitempty"`
+	// Steady is when the job met the sweep's steady-state criterion and
+	// ended (Spec.Steady); nil when it ran its whole runtime.
+	Steady *bench.SteadyAt `json:"steady,omitempty"`
 }
 
 // USDPerTB returns the price per usable terabyte (10^12 bytes), 0 when
@@ -214,7 +220,7 @@ func (sp *Spec) RunPoint(p Point) Record {
 		return rec
 	}
 	for i, x := range rep.Results {
-		j := Job{Name: x.Name, RW: x.RW, BS: x.BS, IODepth: x.IODepth, NumJobs: x.NumJobs, IOPS: x.IOPS, MBps: x.MBps, Lat: x.Lat, Bottleneck: x.Bottleneck}
+		j := Job{Name: x.Name, RW: x.RW, BS: x.BS, IODepth: x.IODepth, NumJobs: x.NumJobs, IOPS: x.IOPS, MBps: x.MBps, Lat: x.Lat, Bottleneck: x.Bottleneck, Steady: x.Steady}
 		if i < len(w.Jobs) && w.Jobs[i].Name == x.Name {
 			j.Working = w.Jobs[i].WorkingSet()
 		}

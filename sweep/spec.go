@@ -55,6 +55,10 @@ type Spec struct {
 	Set       []setup.KeyValue // keys every point gets, before its axes'
 	Workloads []Workload
 	Axes      []Axis
+	// Steady is the size in completions of a round of the steady-state
+	// criterion every job runs with (bench.Steady.RoundIOs); 0: jobs run
+	// their whole runtime.
+	Steady int64
 	// Digest identifies the sweep: the spec's text and the base setup's
 	// (with its defaults). Shard files of different sweeps never merge.
 	Digest string
@@ -122,7 +126,7 @@ func Parse(file string, data []byte, dir string, load Loader) (*Spec, error) {
 	if len(doc.Content) == 0 {
 		return nil, specError(file, nil, "", "empty")
 	}
-	top, err := fields(file, doc.Content[0], "", "name", "base", "seed", "set", "workloads", "axes")
+	top, err := fields(file, doc.Content[0], "", "name", "base", "seed", "set", "workloads", "axes", "steady")
 	if err != nil {
 		return nil, err
 	}
@@ -176,6 +180,14 @@ func Parse(file string, data []byte, dir string, load Loader) (*Spec, error) {
 	if sp.Workloads, err = workloads(file, top["workloads"], doc.Content[0], dir); err != nil {
 		return nil, err
 	}
+	if n := top["steady"]; n != nil {
+		if sp.Steady, err = steady(file, n); err != nil {
+			return nil, err
+		}
+		for i := range sp.Workloads {
+			sp.Workloads[i].Jobs = withSteady(sp.Workloads[i].Jobs, sp.Steady)
+		}
+	}
 	if sp.Axes, err = sp.axes(top["axes"]); err != nil {
 		return nil, err
 	}
@@ -195,6 +207,59 @@ func Parse(file string, data []byte, dir string, load Loader) (*Spec, error) {
 	fmt.Fprintf(h, "%d\n%s\n%d\n%s", len(data), data, len(baseYAML), baseYAML)
 	sp.Digest = hex.EncodeToString(h.Sum(nil))[:16]
 	return sp, nil
+}
+
+// SteadyCriterion names the criterion the sweep's jobs run with, for the
+// header of its results; "" without one.
+func (sp *Spec) SteadyCriterion() string {
+	if sp.Steady <= 0 {
+		return ""
+	}
+	return (&bench.Steady{Metric: "iops", RoundIOs: sp.Steady}).String()
+}
+
+// DefaultSteadyRound is a steady-state round's completions with "steady:
+// true": enough that counting noise (1/√1000, 3 %) stays well inside the
+// criterion's 20 % range over five rounds, and that a round spans many
+// turns of a queue (31 at QD32).
+const DefaultSteadyRound = 1000
+
+// steady parses the steady key: true (rounds of DefaultSteadyRound
+// completions), false, or a round's completions.
+func steady(file string, n *yaml.Node) (int64, error) {
+	s, err := scalar(file, n, "steady")
+	if err != nil {
+		return 0, err
+	}
+	switch s {
+	case "true":
+		return DefaultSteadyRound, nil
+	case "false":
+		return 0, nil
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v < 1 || v > 1e9 {
+		return 0, specError(file, n, "steady", "want true, false or a round's completions (1 to 10^9), got %q", s)
+	}
+	return v, nil
+}
+
+// withSteady gives every job without a criterion of its own SNIA PTS's
+// over rounds of round completions: IOPS, or bandwidth where a job mixes
+// block sizes.
+func withSteady(jobs []bench.Job, round int64) []bench.Job {
+	out := append([]bench.Job(nil), jobs...)
+	for i := range out {
+		if round <= 0 || out[i].SteadyState != nil {
+			continue
+		}
+		metric := "iops"
+		if len(out[i].BSSplit) > 0 {
+			metric = "bw"
+		}
+		out[i].SteadyState = &bench.Steady{Metric: metric, RoundIOs: round}
+	}
+	return out
 }
 
 // axes parses the axes: each a key and a non-empty list of values, every

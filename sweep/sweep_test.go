@@ -110,6 +110,8 @@ func TestBadSpecs(t *testing.T) {
 		{"huge", huge, "(at most 100000 per sweep): split the spec"},
 		{"alias", "base: ds1817-raid5-hdd-smb-1g\nworkloads: [{suite: cdm}]\nx: &a 1\n", "unknown key"},
 		{"not yaml", "base: [\n", "x.yaml: "},
+		{"bad steady", "base: ds1817-raid5-hdd-smb-1g\nworkloads: [{suite: cdm}]\nsteady: 0\n", "x.yaml:3: steady: want true, false or a round's completions"},
+		{"steady not a number", "base: ds1817-raid5-hdd-smb-1g\nworkloads: [{suite: cdm}]\nsteady: pts\n", "steady: want true, false"},
 	} {
 		_, err := Parse("x.yaml", []byte(c.text), ".", loadSetup)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, ErrSpec) || !errors.Is(err, models.ErrConfig) {
@@ -250,5 +252,71 @@ func TestRunShardMerge(t *testing.T) {
 	}
 	if _, err := Merge(dir, dup); err == nil || !strings.Contains(err.Error(), "is in") {
 		t.Errorf("merge with a point twice: %v", err)
+	}
+}
+
+// TestSteady: with "steady:", every job runs under SNIA PTS's criterion
+// over rounds of completions and ends once it is met; the records say
+// when, the outputs carry it (and only then), and the figures are those
+// of the full run within a few percent, since the model is steady by then.
+func TestSteady(t *testing.T) {
+	const text = "base: ds1817-raid5-hdd-smb-1g\nworkloads: [{suite: cdm, size: 1GiB, runtime: 1s}]\n" +
+		"axes:\n  - key: drives.model\n    values: [kingston-dc500m-480g]\n"
+	full, err := Parse("full.yaml", []byte(text), ".", loadSetup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steady, err := Parse("steady.yaml", []byte(text+"steady: 500\n"), ".", loadSetup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if steady.Digest == full.Digest || steady.SteadyCriterion() != "pts:iops:5x500" || full.SteadyCriterion() != "" {
+		t.Fatalf("digests %s, %s; criteria %q, %q", steady.Digest, full.Digest, steady.SteadyCriterion(), full.SteadyCriterion())
+	}
+	a, b := full.RunPoint(full.Point(0)), steady.RunPoint(steady.Point(0))
+	if a.Error != "" || b.Error != "" || len(a.Results) != len(b.Results) {
+		t.Fatalf("errors %q, %q; %d and %d results", a.Error, b.Error, len(a.Results), len(b.Results))
+	}
+	early := 0
+	for i, x := range b.Results {
+		y := a.Results[i]
+		if y.Steady != nil {
+			t.Errorf("%s: steady %v without a criterion", y.Name, y.Steady)
+		}
+		if x.Steady == nil {
+			continue
+		}
+		early++
+		if x.Steady.At <= 0 || x.Steady.At >= 1 || x.Steady.Criterion != "pts:iops:5x500" {
+			t.Errorf("%s: steady %+v, want within the 1-s run", x.Name, *x.Steady)
+		}
+		if d := x.IOPS/y.IOPS - 1; d < -0.05 || d > 0.05 {
+			t.Errorf("%s: %.0f IOPS steady, %.0f full (%+.1f %%)", x.Name, x.IOPS, y.IOPS, 100*d)
+		}
+	}
+	if early == 0 {
+		t.Fatal("no job met the criterion")
+	}
+	var csvFull, csvSteady, table bytes.Buffer
+	hf := Header{Sweep: "full", Digest: full.Digest, Points: 1, Keys: full.Keys(), Shards: 1}
+	hs := Header{Sweep: "steady", Digest: steady.Digest, Points: 1, Keys: steady.Keys(), Shards: 1, Steady: steady.SteadyCriterion()}
+	if err := (&Results{Header: hf, Records: []Record{a}}).WriteCSV(&csvFull); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&Results{Header: hs, Records: []Record{b}}).WriteCSV(&csvSteady); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&Results{Header: hs, Records: []Record{b}}).WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(csvFull.String(), "steady") {
+		t.Errorf("a run without the criterion has steady columns:\n%s", csvFull.String())
+	}
+	head, _, _ := strings.Cut(csvSteady.String(), "\n")
+	if !strings.HasSuffix(head, ",steady,steady_at_s") || strings.Count(csvSteady.String(), ",true,0.") != early {
+		t.Errorf("CSV with the criterion:\n%s", csvSteady.String())
+	}
+	if !strings.Contains(table.String(), "steady state: pts:iops:5x500") {
+		t.Errorf("table:\n%s", table.String())
 	}
 }

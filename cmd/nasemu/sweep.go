@@ -80,7 +80,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageError{err}
 	}
-	h := sweep.Header{Sweep: spec.Name, Digest: spec.Digest, Points: spec.Len(), Keys: spec.Keys(), Shard: k, Shards: n}
+	h := sweep.Header{Sweep: spec.Name, Digest: spec.Digest, Points: spec.Len(), Keys: spec.Keys(), Shard: k, Shards: n, Steady: spec.SteadyCriterion()}
 	res := &sweep.Results{Header: h}
 	var output *sweep.Output
 	if *out != "" {
