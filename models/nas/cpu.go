@@ -197,3 +197,9 @@ func (c *Controller) Waits() int64 { return c.misses + c.storageWaits }
 func (c *Controller) Gated(int) bool { return true }
 
 var _ models.Gate = (*Controller)(nil)
+
+// IOCost is the CPU time charged for one I/O issued to the storage
+// (CPU.PerIO): layers below the controller that issue I/Os of their own
+// (an SSD cache tier's fills, mirror copies, metadata updates) charge it
+// for each through Compute.
+func (c *Controller) IOCost() time.Duration { return c.cfg.CPU.PerIO }
