@@ -2,7 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"syscall"
 	"time"
 	"unsafe"
 
@@ -102,40 +101,32 @@ func (a *aio) submit() (int, error) {
 	return done, nil
 }
 
-func (a *aio) wait(timeout time.Duration) (int64, error) {
+func (a *aio) wait(timeout time.Duration) error {
 	if a.pending > 0 {
-		return 0, nil
+		return nil
 	}
 	a.ts = nil
 	if timeout >= 0 {
 		a.timeout = unix.NsecToTimespec(int64(timeout))
 		a.ts = &a.timeout
 	}
-	signalled := false
+	getevents := unix.Syscall6
+	if a.raw {
+		getevents = unix.RawSyscall6
+	}
 	for {
-		// No call here can be preempted after a signal (see ioQueue.wait).
-		var n uintptr
-		var errno syscall.Errno
-		if a.raw {
-			n, _, errno = unix.RawSyscall6(unix.SYS_IO_GETEVENTS, a.ctx, 1, uintptr(len(a.events)), uintptr(unsafe.Pointer(&a.events[0])), uintptr(unsafe.Pointer(a.ts)), 0)
-		} else {
-			n, _, errno = unix.Syscall6(unix.SYS_IO_GETEVENTS, a.ctx, 1, uintptr(len(a.events)), uintptr(unsafe.Pointer(&a.events[0])), uintptr(unsafe.Pointer(a.ts)), 0)
-		}
-		switch {
-		case errno == 0:
+		n, _, errno := getevents(unix.SYS_IO_GETEVENTS, a.ctx, 1, uintptr(len(a.events)), uintptr(unsafe.Pointer(&a.events[0])), uintptr(unsafe.Pointer(a.ts)), 0)
+		switch errno {
+		case 0:
 			a.pending = int(n)
-			if signalled && n > 0 {
-				return monotonicNow(), nil
+			return nil
+		case unix.EINTR:
+			if a.raw {
+				return nil // a signal (the runtime preempting): back to Go code, the caller waits again
 			}
-			return 0, nil
-		case errno == unix.EINTR && a.raw && a.ts == nil:
-			signalled = true // the runtime preempting: finish the wait first
-		case errno == unix.EINTR && a.raw:
-			return 0, nil // back to Go code, the caller waits again
-		case errno == unix.EINTR:
-		default:
-			return 0, fmt.Errorf("io_getevents: %w", errno)
+			continue
 		}
+		return fmt.Errorf("io_getevents: %w", errno)
 	}
 }
 
