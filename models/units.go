@@ -13,6 +13,13 @@ import (
 // powers of 1024. K, M, G, T alone, as fio writes them, are binary.
 type Bytes int64
 
+// Binary byte units, for sizes in code.
+const (
+	KiB int64 = 1 << 10
+	MiB int64 = 1 << 20
+	GiB int64 = 1 << 30
+)
+
 var byteUnits = []struct {
 	suffix string
 	mult   float64

@@ -8,19 +8,14 @@ import (
 	"time"
 
 	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/devicetest"
 	"github.com/nasemu/nasemu/models/fixed"
-)
-
-const (
-	kib = int64(1) << 10
-	mib = int64(1) << 20
-	gib = int64(1) << 30
 )
 
 // ssd is a fast fixed device: 4 parallel units, 50 µs + 500 MB/s per
 // request.
 func ssd(t testing.TB) *fixed.Device {
-	d, err := fixed.New(fixed.Config{Capacity: gib, Units: 4, Read: 50 * time.Microsecond, Write: 50 * time.Microsecond, BytesPerSecond: 500e6})
+	d, err := fixed.New(fixed.Config{Capacity: models.GiB, Units: 4, Read: 50 * time.Microsecond, Write: 50 * time.Microsecond, BytesPerSecond: 500e6})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +25,7 @@ func ssd(t testing.TB) *fixed.Device {
 // hddArray is an HDD-like array: 4 spindles, 8 ms per random access plus
 // 150 MB/s of transfer.
 func hddArray(t testing.TB) *fixed.Device {
-	d, err := fixed.New(fixed.Config{Capacity: 16 * gib, Units: 4, Read: 8 * time.Millisecond, Write: 4 * time.Millisecond, BytesPerSecond: 150e6})
+	d, err := fixed.New(fixed.Config{Capacity: 16 * models.GiB, Units: 4, Read: 8 * time.Millisecond, Write: 4 * time.Millisecond, BytesPerSecond: 150e6})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,31 +46,12 @@ func own(tr *Tier, name string) float64 {
 	panic(name)
 }
 
-// closedLoop keeps qd requests outstanding; next returns the i-th request.
-// It returns the completion time of every request, in issue order.
+// closedLoop keeps qd requests outstanding and returns each completion,
+// in issue order. The requests keep the thread next gives them: one
+// client thread unless next says otherwise.
 func closedLoop(t testing.TB, d models.Device, start time.Duration, qd, n int, next func(i int) models.Request) []time.Duration {
-	slots := make([]time.Duration, qd)
-	for i := range slots {
-		slots[i] = start
-	}
-	dones := make([]time.Duration, n)
-	for i := 0; i < n; i++ {
-		j := 0
-		for k := range slots {
-			if slots[k] < slots[j] {
-				j = k
-			}
-		}
-		done, err := d.Submit(slots[j], next(i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if done < slots[j] {
-			t.Fatalf("request %d completes at %v before its issue at %v", i, done, slots[j])
-		}
-		slots[j], dones[i] = done, done
-	}
-	return dones
+	t.Helper()
+	return devicetest.Closed{Start: start, QD: qd, N: n, OwnThreads: true}.Run(t, d, next).Done
 }
 
 // series bins completions into intervals of width w and returns MB/s per
@@ -101,13 +77,13 @@ func series(dones []time.Duration, start, w time.Duration, bs int64) []float64 {
 func TestWriteBurstAbsorbedThenArraySpeed(t *testing.T) {
 	a, b := ssd(t), ssd(t)
 	arr := hddArray(t)
-	tr, err := New(Config{Mode: ReadWrite, Capacity: models.Bytes(256 * mib)}, []models.Device{a, b}, arr)
+	tr, err := New(Config{Mode: ReadWrite, Capacity: models.Bytes(256 * models.MiB)}, []models.Device{a, b}, arr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const bs = 64 * kib
+	const bs = 64 * models.KiB
 	const n = 8192 // 512 MiB
-	perm := rand.New(rand.NewPCG(1, 2)).Perm(int(8 * gib / bs))
+	perm := rand.New(rand.NewPCG(1, 2)).Perm(int(8 * models.GiB / bs))
 	dones := closedLoop(t, tr, 0, 8, n, func(i int) models.Request {
 		return models.Request{Op: models.Write, Offset: int64(perm[i]) * bs, Length: bs}
 	})
@@ -135,14 +111,14 @@ func TestWriteBurstAbsorbedThenArraySpeed(t *testing.T) {
 		t.Errorf("steady-state write rate %.1f MB/s, want the array's %.1f ±10%%", got, want)
 	}
 	dirty := own(tr, "cache_dirty_bytes")
-	if dirty > 128*float64(mib) || dirty < 120*float64(mib) {
-		t.Errorf("dirty %.0f MiB, want at the 128 MiB limit", dirty/float64(mib))
+	if dirty > 128*float64(models.MiB) || dirty < 120*float64(models.MiB) {
+		t.Errorf("dirty %.0f MiB, want at the 128 MiB limit", dirty/float64(models.MiB))
 	}
 	if counter(a, "host_bytes_written") != counter(b, "host_bytes_written") {
 		t.Error("mirrors received different writes")
 	}
 	if fl := own(tr, "cache_flushed_bytes"); fl < float64(n*bs)-dirty-float64(bs)*8 {
-		t.Errorf("flushed %.0f MiB of %d MiB written with %.0f MiB dirty", fl/float64(mib), n*bs/mib, dirty/float64(mib))
+		t.Errorf("flushed %.0f MiB of %d MiB written with %.0f MiB dirty", fl/float64(models.MiB), n*bs/models.MiB, dirty/float64(models.MiB))
 	}
 	// Idle time drains the cache: a read far later finds nothing dirty.
 	if _, err := tr.Submit(dones[n-1]+time.Minute, models.Request{Op: models.Read, Offset: 0, Length: 4096}); err != nil {
@@ -161,7 +137,7 @@ func TestReadOnlyWorkingSetAndBypass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const bs = 4 * kib
+	const bs = 4 * models.KiB
 	const pages = 4096 // 16 MiB working set
 	perm := rand.New(rand.NewPCG(3, 4)).Perm(pages)
 	req := func(i int) models.Request {
@@ -191,15 +167,15 @@ func TestReadOnlyWorkingSetAndBypass(t *testing.T) {
 	// cache once it has run 1 MiB.
 	hits, byp := own(tr, "cache_hits"), own(tr, "cache_bypassed_bytes")
 	start := second[pages-1]
-	const big = 128 * kib
+	const big = 128 * models.KiB
 	closedLoop(t, tr, start, 1, 2048, func(i int) models.Request {
-		return models.Request{Op: models.Read, Offset: gib + int64(i)*big, Length: big}
+		return models.Request{Op: models.Read, Offset: models.GiB + int64(i)*big, Length: big}
 	})
 	if h := own(tr, "cache_hits") - hits; h != 0 {
 		t.Errorf("sequential read: %v hits", h)
 	}
-	if b := own(tr, "cache_bypassed_bytes") - byp; b < float64(256*mib-mib) {
-		t.Errorf("sequential read bypassed %.1f MiB of 256", b/float64(mib))
+	if b := own(tr, "cache_bypassed_bytes") - byp; b < float64(256*models.MiB-models.MiB) {
+		t.Errorf("sequential read bypassed %.1f MiB of 256", b/float64(models.MiB))
 	}
 }
 
@@ -229,7 +205,7 @@ func TestReadOnlyWriteInvalidates(t *testing.T) {
 // never complete before they are issued.
 func TestDeterministicOutOfOrder(t *testing.T) {
 	run := func() []time.Duration {
-		tr, err := New(Config{Mode: ReadWrite, Capacity: models.Bytes(32 * mib)}, []models.Device{ssd(t), ssd(t)}, hddArray(t))
+		tr, err := New(Config{Mode: ReadWrite, Capacity: models.Bytes(32 * models.MiB)}, []models.Device{ssd(t), ssd(t)}, hddArray(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -241,7 +217,7 @@ func TestDeterministicOutOfOrder(t *testing.T) {
 			if rng.IntN(2) == 0 {
 				op = models.Write
 			}
-			r := models.Request{Op: op, Offset: int64(rng.IntN(4096)) * 16 * kib, Length: 16 * kib}
+			r := models.Request{Op: op, Offset: int64(rng.IntN(4096)) * 16 * models.KiB, Length: 16 * models.KiB}
 			done, err := tr.Submit(at, r)
 			if err != nil {
 				t.Fatal(err)
@@ -251,7 +227,7 @@ func TestDeterministicOutOfOrder(t *testing.T) {
 			}
 			out = append(out, done)
 		}
-		if d := own(tr, "cache_dirty_bytes"); d < 0 || d > 16*float64(mib) {
+		if d := own(tr, "cache_dirty_bytes"); d < 0 || d > 16*float64(models.MiB) {
 			t.Errorf("dirty bytes %v outside [0, limit]", d)
 		}
 		return out
@@ -267,9 +243,9 @@ func TestDeterministicOutOfOrder(t *testing.T) {
 // A flush makes the cache drives durable (they hold the dirty data) and
 // the array only when writes went to it directly since its last flush.
 func TestFlushAndFileOps(t *testing.T) {
-	arr, _ := fixed.New(fixed.Config{Capacity: 16 * gib, Units: 1, Write: 4 * time.Millisecond, Other: 20 * time.Millisecond})
+	arr, _ := fixed.New(fixed.Config{Capacity: 16 * models.GiB, Units: 1, Write: 4 * time.Millisecond, Other: 20 * time.Millisecond})
 	drive := func() models.Device {
-		d, _ := fixed.New(fixed.Config{Capacity: gib, Units: 1, Write: 50 * time.Microsecond, Other: time.Millisecond})
+		d, _ := fixed.New(fixed.Config{Capacity: models.GiB, Units: 1, Write: 50 * time.Microsecond, Other: time.Millisecond})
 		return d
 	}
 	tr, err := New(Config{Mode: ReadWrite}, []models.Device{drive(), drive()}, arr)
@@ -288,12 +264,12 @@ func TestFlushAndFileOps(t *testing.T) {
 		t.Errorf("flush after a cached write took %v, want the SSDs' 1ms", f-w)
 	}
 	// A large write bypasses the cache: the next flush must reach the array.
-	b, _ := tr.Submit(f, models.Request{Op: models.Write, Offset: gib, Length: 4 << 20})
+	b, _ := tr.Submit(f, models.Request{Op: models.Write, Offset: models.GiB, Length: 4 << 20})
 	f2, _ := tr.Submit(b, models.Request{Op: models.Flush})
 	if f2-b < 20*time.Millisecond {
 		t.Errorf("flush after a bypassed write took %v, want the array's 20ms", f2-b)
 	}
-	if _, err := tr.Submit(0, models.Request{Op: models.Read, Offset: 16 * gib, Length: 1}); !errors.Is(err, models.ErrOutOfRange) {
+	if _, err := tr.Submit(0, models.Request{Op: models.Read, Offset: 16 * models.GiB, Length: 1}); !errors.Is(err, models.ErrOutOfRange) {
 		t.Errorf("read beyond capacity: %v", err)
 	}
 	if len(tr.Children()) != 3 {
@@ -323,7 +299,7 @@ func TestConfigValidate(t *testing.T) {
 	if d.Mode != ReadOnly || d.Block != 64<<10 || d.DirtyLimit != 0.5 || d.SequentialBypass != 1<<20 || d.FlushDepth != 4 || d.Streams != 8 {
 		t.Errorf("defaults changed: %+v", d)
 	}
-	if _, err := New(Config{Capacity: models.Bytes(2 * gib)}, []models.Device{ssd(t)}, hddArray(t)); !errors.Is(err, models.ErrConfig) {
+	if _, err := New(Config{Capacity: models.Bytes(2 * models.GiB)}, []models.Device{ssd(t)}, hddArray(t)); !errors.Is(err, models.ErrConfig) {
 		t.Errorf("capacity beyond the drive: %v", err)
 	}
 	if _, err := New(Config{}, nil, hddArray(t)); !errors.Is(err, models.ErrConfig) {
@@ -334,7 +310,7 @@ func TestConfigValidate(t *testing.T) {
 func BenchmarkSubmit(b *testing.B) {
 	for _, mode := range []string{ReadOnly, ReadWrite} {
 		b.Run(fmt.Sprintf("mode=%s", mode), func(b *testing.B) {
-			tr, err := New(Config{Mode: mode, Capacity: models.Bytes(64 * mib)}, []models.Device{ssd(b), ssd(b)}, hddArray(b))
+			tr, err := New(Config{Mode: mode, Capacity: models.Bytes(64 * models.MiB)}, []models.Device{ssd(b), ssd(b)}, hddArray(b))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -343,13 +319,13 @@ func BenchmarkSubmit(b *testing.B) {
 			var at time.Duration
 			for i := 0; i < 1<<16; i++ {
 				at += 10 * time.Microsecond
-				tr.Submit(at, models.Request{Op: models.Op(i & 1), Offset: int64(rng.IntN(1<<16)) * 4 * kib, Length: 4 * kib})
+				tr.Submit(at, models.Request{Op: models.Op(i & 1), Offset: int64(rng.IntN(1<<16)) * 4 * models.KiB, Length: 4 * models.KiB})
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				at += 10 * time.Microsecond
-				if _, err := tr.Submit(at, models.Request{Op: models.Op(i & 1), Offset: int64(rng.IntN(1<<16)) * 4 * kib, Length: 4 * kib}); err != nil {
+				if _, err := tr.Submit(at, models.Request{Op: models.Op(i & 1), Offset: int64(rng.IntN(1<<16)) * 4 * models.KiB, Length: 4 * models.KiB}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -11,9 +11,9 @@ import (
 // read-write tier small enough (32 MiB) that the traces evict and flush.
 func TestConformance(t *testing.T) {
 	for _, cfg := range []Config{
-		{Mode: ReadOnly, Capacity: models.Bytes(32 * mib)},
-		{Mode: ReadWrite, Capacity: models.Bytes(32 * mib)},
-		{Mode: ReadWrite, Block: models.Bytes(4 * kib)},
+		{Mode: ReadOnly, Capacity: models.Bytes(32 * models.MiB)},
+		{Mode: ReadWrite, Capacity: models.Bytes(32 * models.MiB)},
+		{Mode: ReadWrite, Block: models.Bytes(4 * models.KiB)},
 	} {
 		t.Run(cfg.Mode+"-"+cfg.Block.String(), func(t *testing.T) {
 			devicetest.Run(t, devicetest.Config{

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nasemu/nasemu/models"
 	"github.com/nasemu/nasemu/models/cache"
+	"github.com/nasemu/nasemu/models/devicetest"
 	"github.com/nasemu/nasemu/models/fixed"
 	"github.com/nasemu/nasemu/models/nas"
 )
@@ -82,28 +83,11 @@ func TestSystemFigures(t *testing.T) {
 	}
 }
 
-// closedLoop keeps qd requests in flight and returns the last completion.
+// closedLoop keeps qd requests in flight, on one client thread, and
+// returns the last completion.
 func closedLoop(t *testing.T, d models.Device, start time.Duration, qd, n int, next func(i int) models.Request) time.Duration {
-	slots := make([]time.Duration, qd)
-	for i := range slots {
-		slots[i] = start
-	}
-	end := start
-	for i := 0; i < n; i++ {
-		j := 0
-		for k := range slots {
-			if slots[k] < slots[j] {
-				j = k
-			}
-		}
-		done, err := d.Submit(slots[j], next(i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		slots[j] = done
-		end = max(end, done)
-	}
-	return end
+	t.Helper()
+	return start + devicetest.Closed{Start: start, QD: qd, N: n, OwnThreads: true}.Run(t, d, next).Elapsed
 }
 
 // An encrypted share on a low-power NAS CPU without crypto offload is

@@ -391,7 +391,8 @@ func testRejected(t *testing.T, cfg Config) {
 type Loop struct {
 	IOs     int
 	Bytes   int64
-	Elapsed time.Duration // from the start to the last completion
+	Elapsed time.Duration   // from the start to the last completion
+	Done    []time.Duration // each request's completion, in issue order
 }
 
 // IOPS is the run's requests per second of simulated time.
@@ -400,22 +401,31 @@ func (l Loop) IOPS() float64 { return float64(l.IOs) / l.Elapsed.Seconds() }
 // MBps is the run's 10^6 bytes per second of simulated time.
 func (l Loop) MBps() float64 { return float64(l.Bytes) / l.Elapsed.Seconds() / 1e6 }
 
-// ClosedLoop keeps qd requests outstanding against d from start, as fio's
-// iodepth does: each slot issues its next request, next(i), when its last
-// one completes, for n requests. An error, or a completion before its
-// submission, fails the test. Each slot is a client thread of its own
-// (Request.Thread): what the loop measures is the device's parallelism,
-// not one thread's issue rate, which for a client on the NAS itself is
-// one call at a time (see models/nas).
-func ClosedLoop(t testing.TB, d models.Device, start time.Duration, qd, n int, next func(i int) models.Request) Loop {
+// Closed is a closed-loop run, as fio's iodepth drives a device: QD slots
+// each issue their next request when their last one completes, from
+// Start, for N requests. An error, or a completion before its submission,
+// fails the test.
+type Closed struct {
+	Start time.Duration
+	QD, N int
+	// OwnThreads keeps the Request.Thread the generator set (0, one
+	// client thread, unless it sets another). By default each slot is a
+	// client thread of its own: what the loop measures is the device's
+	// parallelism, not one thread's issue rate, which for a client on the
+	// NAS itself is one call at a time (see models/nas).
+	OwnThreads bool
+}
+
+// Run runs the loop against d; next(i) is the i-th request.
+func (c Closed) Run(t testing.TB, d models.Device, next func(i int) models.Request) Loop {
 	t.Helper()
-	slots := make([]time.Duration, qd)
+	slots := make([]time.Duration, c.QD)
 	for i := range slots {
-		slots[i] = start
+		slots[i] = c.Start
 	}
-	l := Loop{}
-	last := start
-	for i := range n {
+	l := Loop{Done: make([]time.Duration, c.N)}
+	last := c.Start
+	for i := range c.N {
 		j := 0
 		for k := range slots {
 			if slots[k] < slots[j] {
@@ -423,7 +433,9 @@ func ClosedLoop(t testing.TB, d models.Device, start time.Duration, qd, n int, n
 			}
 		}
 		r := next(i)
-		r.Thread = j
+		if !c.OwnThreads {
+			r.Thread = j
+		}
 		done, err := d.Submit(slots[j], r)
 		if err != nil {
 			t.Fatalf("request %d %v at %v: %v", i, r, slots[j], err)
@@ -431,13 +443,20 @@ func ClosedLoop(t testing.TB, d models.Device, start time.Duration, qd, n int, n
 		if done < slots[j] {
 			t.Fatalf("request %d %v at %v completes at %v, before its submission", i, r, slots[j], done)
 		}
-		slots[j] = done
+		slots[j], l.Done[i] = done, done
 		last = max(last, done)
 		l.IOs++
 		l.Bytes += r.Length
 	}
-	l.Elapsed = last - start
+	l.Elapsed = last - c.Start
 	return l
+}
+
+// ClosedLoop runs Closed{Start: start, QD: qd, N: n}: qd requests
+// outstanding, each slot a client thread of its own.
+func ClosedLoop(t testing.TB, d models.Device, start time.Duration, qd, n int, next func(i int) models.Request) Loop {
+	t.Helper()
+	return Closed{Start: start, QD: qd, N: n}.Run(t, d, next)
 }
 
 // RandomReads returns a generator of requests of bs bytes at random

@@ -15,7 +15,7 @@ import (
 // array, and on a drive's port of a bus.
 func TestConformance(t *testing.T) {
 	storage := func(t testing.TB) models.Device {
-		d, err := fixed.New(fixed.Config{Capacity: 2 * gib, Units: 4, Read: 2 * time.Millisecond, Write: time.Millisecond, Other: 100 * time.Microsecond, BytesPerSecond: 300e6})
+		d, err := fixed.New(fixed.Config{Capacity: 2 * models.GiB, Units: 4, Read: 2 * time.Millisecond, Write: time.Millisecond, Other: 100 * time.Microsecond, BytesPerSecond: 300e6})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,14 +13,14 @@ import (
 // the pace.
 func TestCoresFillGaps(t *testing.T) {
 	for _, direct := range []bool{true, false} {
-		c, err := New(Config{CPU: CPU{Cores: 1}, DirectIO: direct, RAM: models.Bytes(256 * mib), OSReserved: models.Bytes(128 * mib)}, hddArray(t))
+		c, err := New(Config{CPU: CPU{Cores: 1}, DirectIO: direct, RAM: models.Bytes(256 * models.MiB), OSReserved: models.Bytes(128 * models.MiB)}, hddArray(t))
 		if err != nil {
 			t.Fatal(err)
 		}
 		rng := rand.New(rand.NewPCG(9, 9))
 		const n = 20000
 		d := closedLoop(t, c, 0, 4, n, func(int) models.Request {
-			return models.Request{Op: models.Read, Offset: rng.Int64N(16*gib/4096) * 4096, Length: 4096}
+			return models.Request{Op: models.Read, Offset: rng.Int64N(16*models.GiB/4096) * 4096, Length: 4096}
 		})
 		iops := n / last(d).Seconds()
 		array := 4 / (8e-3 + 4096/150e6)

@@ -32,7 +32,7 @@ var (
 // one core and many, encryption on the cores, on an engine and double
 // cached, write-through, direct I/O, sparse files, local clients.
 func goldenConfigs() []Config {
-	tiny := Config{RAM: models.Bytes(136 * mib), OSReserved: models.Bytes(128 * mib), CPU: CPU{Cores: 4}}
+	tiny := Config{RAM: models.Bytes(136 * models.MiB), OSReserved: models.Bytes(128 * models.MiB), CPU: CPU{Cores: 4}}
 	oneCore := tiny
 	oneCore.CPU.Cores = 1
 	oneCore.DirtyRatio, oneCore.DirtyBackgroundRatio = 0.9, 0.5
@@ -66,7 +66,7 @@ func goldenTables(t testing.TB, n int) string {
 		Capacity: 1_000_204_886_016, RPM: 5400, OuterMBps: 150, Heads: 2,
 		TrackToTrack: time.Millisecond, AvgSeek: 11 * time.Millisecond, FullStroke: 24 * time.Millisecond,
 		CacheSize: 64 << 20,
-	}.ScaleTo(4 * gib)
+	}.ScaleTo(4 * models.GiB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,11 +75,11 @@ func goldenTables(t testing.TB, n int) string {
 			var storage models.Device
 			switch si {
 			case 0:
-				storage, err = fixed.New(fixed.Config{Capacity: 2 * gib, Units: 4, Read: 2 * time.Millisecond, Write: time.Millisecond, BytesPerSecond: 300e6})
+				storage, err = fixed.New(fixed.Config{Capacity: 2 * models.GiB, Units: 4, Read: 2 * time.Millisecond, Write: time.Millisecond, BytesPerSecond: 300e6})
 			case 1:
 				storage, err = hdd.New(drive, uint64(ci+1))
 			default: // storage faster than the CPU: the cores are the bottleneck
-				storage, err = fixed.New(fixed.Config{Capacity: 2 * gib, Units: 16, Read: 20 * time.Microsecond, Write: 10 * time.Microsecond, BytesPerSecond: 4e9})
+				storage, err = fixed.New(fixed.Config{Capacity: 2 * models.GiB, Units: 16, Read: 20 * time.Microsecond, Write: 10 * time.Microsecond, BytesPerSecond: 4e9})
 			}
 			if err != nil {
 				t.Fatal(err)

@@ -16,13 +16,13 @@ func parityArray(t *testing.T, level raid.Level) *raid.Array {
 	t.Helper()
 	var members []models.Device
 	for range 4 {
-		d, err := fixed.New(fixed.Config{Capacity: 16 * gib, Units: 64, Read: 20 * time.Microsecond, Write: 20 * time.Microsecond, BytesPerSecond: 3e9})
+		d, err := fixed.New(fixed.Config{Capacity: 16 * models.GiB, Units: 64, Read: 20 * time.Microsecond, Write: 20 * time.Microsecond, BytesPerSecond: 3e9})
 		if err != nil {
 			t.Fatal(err)
 		}
 		members = append(members, d)
 	}
-	a, err := raid.New(raid.Config{Level: level, Chunk: models.Bytes(64 * kib)}, members)
+	a, err := raid.New(raid.Config{Level: level, Chunk: models.Bytes(64 * models.KiB)}, members)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestMDStripeThread(t *testing.T) {
 		rng := rand.New(rand.NewPCG(1, 2))
 		const n = 20000
 		dones := closedLoop(t, c, 0, 64, n, func(int) models.Request {
-			return models.Request{Op: op, Offset: rng.Int64N(8*gib/4096) * 4096, Length: 4096}
+			return models.Request{Op: op, Offset: rng.Int64N(8*models.GiB/4096) * 4096, Length: 4096}
 		})
 		return n / last(dones).Seconds()
 	}

@@ -9,19 +9,14 @@ import (
 	"time"
 
 	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/devicetest"
 	"github.com/nasemu/nasemu/models/fixed"
-)
-
-const (
-	kib = int64(1) << 10
-	mib = int64(1) << 20
-	gib = int64(1) << 30
 )
 
 // hddArray is an HDD-like array: 4 spindles, 8 ms per random read, 4 ms per
 // write, plus 150 MB/s of transfer; 498 random 4 KiB reads per second.
 func hddArray(t testing.TB) *fixed.Device {
-	d, err := fixed.New(fixed.Config{Capacity: 64 * gib, Units: 4, Read: 8 * time.Millisecond, Write: 4 * time.Millisecond, BytesPerSecond: 150e6})
+	d, err := fixed.New(fixed.Config{Capacity: 64 * models.GiB, Units: 4, Read: 8 * time.Millisecond, Write: 4 * time.Millisecond, BytesPerSecond: 150e6})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,30 +32,12 @@ func get(c *Controller, name string) float64 {
 	panic(name)
 }
 
-// closedLoop keeps qd requests outstanding and returns each completion.
+// closedLoop keeps qd requests outstanding and returns each completion,
+// in issue order. The requests keep the thread next gives them: one
+// client thread unless next says otherwise.
 func closedLoop(t testing.TB, d models.Device, start time.Duration, qd, n int, next func(i int) models.Request) []time.Duration {
-	slots := make([]time.Duration, qd)
-	for i := range slots {
-		slots[i] = start
-	}
-	dones := make([]time.Duration, n)
-	for i := 0; i < n; i++ {
-		j := 0
-		for k := range slots {
-			if slots[k] < slots[j] {
-				j = k
-			}
-		}
-		done, err := d.Submit(slots[j], next(i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if done < slots[j] {
-			t.Fatalf("request %d done at %v before its issue at %v", i, done, slots[j])
-		}
-		slots[j], dones[i] = done, done
-	}
-	return dones
+	t.Helper()
+	return devicetest.Closed{Start: start, QD: qd, N: n, OwnThreads: true}.Run(t, d, next).Done
 }
 
 func last(d []time.Duration) time.Duration {
@@ -74,7 +51,7 @@ func last(d []time.Duration) time.Duration {
 // small is a NAS with 512 MiB of RAM, 128 MiB of it for the OS: a 384 MiB
 // page cache.
 func small() Config {
-	return Config{RAM: models.Bytes(512 * mib), OSReserved: models.Bytes(128 * mib)}
+	return Config{RAM: models.Bytes(512 * models.MiB), OSReserved: models.Bytes(128 * models.MiB)}
 }
 
 // 4 KiB random reads over a file that fits in the page cache run at CPU
@@ -84,11 +61,11 @@ func TestPageCacheRandomReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const bs = 4 * kib
-	file := 256 * mib
+	const bs = 4 * models.KiB
+	file := 256 * models.MiB
 	// Warm-up: read the file once sequentially (read-ahead makes it quick).
-	warm := closedLoop(t, c, 0, 1, int(file/mib), func(i int) models.Request {
-		return models.Request{Op: models.Read, Offset: int64(i) * mib, Length: mib}
+	warm := closedLoop(t, c, 0, 1, int(file/models.MiB), func(i int) models.Request {
+		return models.Request{Op: models.Read, Offset: int64(i) * models.MiB, Length: models.MiB}
 	})
 	start := last(warm)
 	rng := rand.New(rand.NewPCG(1, 1))
@@ -114,7 +91,7 @@ func TestPageCacheRandomReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	big := 2 * gib
+	big := 2 * models.GiB
 	dones = closedLoop(t, c, 0, 8, 300000, func(int) models.Request {
 		return models.Request{Op: models.Read, Offset: rng.Int64N(big/bs) * bs, Length: bs}
 	})
@@ -122,7 +99,7 @@ func TestPageCacheRandomReads(t *testing.T) {
 	t0 := dones[199999]
 	iops = 100000 / (last(dones) - t0).Seconds()
 	array := 4 / (8e-3 + 4096/150e6)
-	hit := float64(384*mib) / float64(big) // a random page is cached with this chance
+	hit := float64(384*models.MiB) / float64(big) // a random page is cached with this chance
 	t.Logf("file 4x RAM: %.0f IOPS; array %.0f, with a %.0f%% hit ratio %.0f", iops, array, hit*100, array/(1-hit))
 	if iops < array || iops > array/(1-hit)*1.05 {
 		t.Errorf("random reads over a file 4x the RAM at %.0f IOPS, want about the array's %.0f–%.0f", iops, array, array/(1-hit))
@@ -132,7 +109,7 @@ func TestPageCacheRandomReads(t *testing.T) {
 // Writes are absorbed in RAM up to the throttle's freerun point, then run
 // at the storage's speed.
 func TestWriteAbsorbedThenThrottled(t *testing.T) {
-	slow, err := fixed.New(fixed.Config{Capacity: 64 * gib, Units: 1, Write: time.Millisecond, BytesPerSecond: 100e6})
+	slow, err := fixed.New(fixed.Config{Capacity: 64 * models.GiB, Units: 1, Write: time.Millisecond, BytesPerSecond: 100e6})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +117,7 @@ func TestWriteAbsorbedThenThrottled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const bs = mib
+	const bs = models.MiB
 	const n = 1024 // 1 GiB
 	dones := closedLoop(t, c, 0, 4, n, func(i int) models.Request {
 		return models.Request{Op: models.Write, Offset: int64(i) * bs, Length: bs}
@@ -166,17 +143,17 @@ func TestWriteAbsorbedThenThrottled(t *testing.T) {
 		sum += v
 	}
 	got := sum / float64(len(tail))
-	t.Logf("steady %.1f MB/s, storage %.1f MB/s; dirty %.0f MiB", got, want, get(c, "page_cache_dirty_bytes")/float64(mib))
+	t.Logf("steady %.1f MB/s, storage %.1f MB/s; dirty %.0f MiB", got, want, get(c, "page_cache_dirty_bytes")/float64(models.MiB))
 	if got < want*0.93 || got > want*1.05 {
 		t.Errorf("throttled writes at %.1f MB/s, want the storage's %.1f", got, want)
 	}
 	// The throttle holds the dirty pages (those under writeback too)
 	// between its freerun point and the limit.
-	limit, freerun := 0.2*float64(384*mib), 0.15*float64(384*mib)
+	limit, freerun := 0.2*float64(384*models.MiB), 0.15*float64(384*models.MiB)
 	dirty := get(c, "page_cache_dirty_bytes")
 	if inflight := float64(c.th.inflightPages * c.ps); dirty+inflight > limit || dirty+inflight < freerun {
 		t.Errorf("dirty %.0f MiB + %.0f MiB under writeback, want between the freerun point %.0f MiB and the limit %.0f MiB",
-			dirty/float64(mib), inflight/float64(mib), freerun/float64(mib), limit/float64(mib))
+			dirty/float64(models.MiB), inflight/float64(models.MiB), freerun/float64(models.MiB), limit/float64(models.MiB))
 	}
 	// Flush writes everything back.
 	end := last(dones)
@@ -202,7 +179,7 @@ func TestWriteAbsorbedThenThrottled(t *testing.T) {
 // than most passing at RAM speed while a few wait out a whole writeback,
 // and the bandwidth estimate finds the storage's rate.
 func TestThrottleSmooth(t *testing.T) {
-	c, err := New(Config{RAM: models.Bytes(136 * mib), OSReserved: models.Bytes(128 * mib)}, hddArray(t))
+	c, err := New(Config{RAM: models.Bytes(136 * models.MiB), OSReserved: models.Bytes(128 * models.MiB)}, hddArray(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +196,7 @@ func TestThrottleSmooth(t *testing.T) {
 			}
 		}
 		at := slots[j]
-		done, err := c.Submit(at, models.Request{Op: models.Write, Offset: rng.Int64N(gib/4096) * 4096, Length: 4096})
+		done, err := c.Submit(at, models.Request{Op: models.Write, Offset: rng.Int64N(models.GiB/4096) * 4096, Length: 4096})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -263,7 +240,7 @@ func TestThrottleSmooth(t *testing.T) {
 // its median latency is the page cache's, not a point on the edge between
 // the two.
 func TestThrottleLoneWriter(t *testing.T) {
-	c, err := New(Config{RAM: models.Bytes(136 * mib), OSReserved: models.Bytes(128 * mib)}, hddArray(t))
+	c, err := New(Config{RAM: models.Bytes(136 * models.MiB), OSReserved: models.Bytes(128 * models.MiB)}, hddArray(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +249,7 @@ func TestThrottleLoneWriter(t *testing.T) {
 	var at, from time.Duration
 	var lat []time.Duration
 	for i := range n {
-		done, err := c.Submit(at, models.Request{Op: models.Write, Offset: rng.Int64N(gib/4096) * 4096, Length: 4096})
+		done, err := c.Submit(at, models.Request{Op: models.Write, Offset: rng.Int64N(models.GiB/4096) * 4096, Length: 4096})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -305,14 +282,14 @@ func TestIdleWritebackAfterExpire(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := int64(0); i < 16; i++ {
-		c.Submit(time.Duration(i)*time.Millisecond, models.Request{Op: models.Write, Offset: i * mib, Length: mib})
+		c.Submit(time.Duration(i)*time.Millisecond, models.Request{Op: models.Write, Offset: i * models.MiB, Length: models.MiB})
 	}
 	c.Submit(20*time.Second, models.Request{Op: models.Read, Offset: 0, Length: 4096})
 	if wb := get(c, "writeback_bytes"); wb != 0 {
 		t.Errorf("wrote back %v bytes before the data expired", wb)
 	}
 	c.Submit(40*time.Second, models.Request{Op: models.Read, Offset: 0, Length: 4096})
-	if wb := get(c, "writeback_bytes"); wb != 16*float64(mib) {
+	if wb := get(c, "writeback_bytes"); wb != 16*float64(models.MiB) {
 		t.Errorf("after expiry wrote back %v bytes, want 16 MiB", wb)
 	}
 }
@@ -356,7 +333,7 @@ func TestFileOps(t *testing.T) {
 // limits direct reads; with AES-NI the same work hardly shows.
 func TestEncryptionCost(t *testing.T) {
 	free := func() models.Device {
-		d, _ := fixed.New(fixed.Config{Capacity: 64 * gib, Units: 64})
+		d, _ := fixed.New(fixed.Config{Capacity: 64 * models.GiB, Units: 64})
 		return d
 	}
 	cfg := Config{DirectIO: true, Encrypted: true, CPU: CPU{Cores: 1, AESRate: 50e6, OffloadAESRate: 2e9, CryptoPerOp: time.Microsecond}}
@@ -365,9 +342,9 @@ func TestEncryptionCost(t *testing.T) {
 	ni, _ := New(cfg, free())
 	rate := func(c *Controller) float64 {
 		d := closedLoop(t, c, 0, 8, 2000, func(i int) models.Request {
-			return models.Request{Op: models.Read, Offset: int64(i) * 64 * kib, Length: 64 * kib}
+			return models.Request{Op: models.Read, Offset: int64(i) * 64 * models.KiB, Length: 64 * models.KiB}
 		})
-		return 2000 * 64 * float64(kib) / last(d).Seconds() / 1e6
+		return 2000 * 64 * float64(models.KiB) / last(d).Seconds() / 1e6
 	}
 	s, n := rate(soft), rate(ni)
 	// Per 64 KiB read on one core: 3+8+5 µs + 16 extents × 1 µs + network
@@ -390,7 +367,7 @@ func TestEncryptionCost(t *testing.T) {
 // its flush; without it, the page cache absorbs it.
 func TestCryptoWriteThrough(t *testing.T) {
 	for _, wt := range []bool{false, true} {
-		st, _ := fixed.New(fixed.Config{Capacity: 64 * gib, Units: 4, Write: 2 * time.Millisecond, Other: 10 * time.Millisecond})
+		st, _ := fixed.New(fixed.Config{Capacity: 64 * models.GiB, Units: 4, Write: 2 * time.Millisecond, Other: 10 * time.Millisecond})
 		c, err := New(Config{Encrypted: true, CryptoWriteThrough: wt}, st)
 		if err != nil {
 			t.Fatal(err)
@@ -425,10 +402,10 @@ func TestBusCap(t *testing.T) {
 		}
 		var ports []*Port
 		for i := 0; i < 8; i++ {
-			d, _ := fixed.New(fixed.Config{Capacity: gib, Units: 8, Read: 100 * time.Microsecond, BytesPerSecond: 550e6})
+			d, _ := fixed.New(fixed.Config{Capacity: models.GiB, Units: 8, Read: 100 * time.Microsecond, BytesPerSecond: 550e6})
 			ports = append(ports, bus.Attach(d))
 		}
-		const bs = 128 * kib
+		const bs = 128 * models.KiB
 		const n = 20000
 		k := 0
 		dones := closedLoop(t, &spread{ports: ports, k: &k}, 0, 64, n, func(i int) models.Request {
@@ -485,7 +462,7 @@ func (s *spread) Submit(at time.Duration, r models.Request) (time.Duration, erro
 // complete a request before it was issued.
 func TestDeterministicOutOfOrder(t *testing.T) {
 	run := func() []time.Duration {
-		c, err := New(Config{RAM: models.Bytes(128 * mib), OSReserved: models.Bytes(64 * mib), Encrypted: true}, hddArray(t))
+		c, err := New(Config{RAM: models.Bytes(128 * models.MiB), OSReserved: models.Bytes(64 * models.MiB), Encrypted: true}, hddArray(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -494,7 +471,7 @@ func TestDeterministicOutOfOrder(t *testing.T) {
 		ops := []models.Op{models.Read, models.Write, models.Read, models.Write, models.Stat, models.Create, models.Trim, models.Flush}
 		for i := 0; i < 30000; i++ {
 			at := time.Duration(rng.IntN(int(10 * time.Second)))
-			r := models.Request{Op: ops[rng.IntN(len(ops))], Offset: rng.Int64N(32768) * 8 * kib, Length: 8 * kib}
+			r := models.Request{Op: ops[rng.IntN(len(ops))], Offset: rng.Int64N(32768) * 8 * models.KiB, Length: 8 * models.KiB}
 			done, err := c.Submit(at, r)
 			if err != nil {
 				t.Fatal(err)
@@ -504,7 +481,7 @@ func TestDeterministicOutOfOrder(t *testing.T) {
 			}
 			out = append(out, done)
 		}
-		if d := get(c, "page_cache_dirty_bytes"); d < 0 || d > 0.2*float64(64*mib) {
+		if d := get(c, "page_cache_dirty_bytes"); d < 0 || d > 0.2*float64(64*models.MiB) {
 			t.Errorf("dirty %v outside [0, limit]", d)
 		}
 		return out
@@ -520,8 +497,8 @@ func TestDeterministicOutOfOrder(t *testing.T) {
 func TestConfig(t *testing.T) {
 	bad := []Config{
 		{CPU: CPU{Cores: -1}},
-		{RAM: models.Bytes(mib)},
-		{RAM: models.Bytes(gib), OSReserved: models.Bytes(2 * gib)},
+		{RAM: models.Bytes(models.MiB)},
+		{RAM: models.Bytes(models.GiB), OSReserved: models.Bytes(2 * models.GiB)},
 		{PageSize: 3000},
 		{DirtyRatio: 1.2},
 		{DirtyRatio: 0.1, DirtyBackgroundRatio: 0.2},
@@ -566,7 +543,7 @@ func TestComputeAndErrors(t *testing.T) {
 	if a != 1010*time.Microsecond || b != a || x != 2*a-a+10*time.Microsecond {
 		t.Errorf("compute on 2 cores: %v %v %v", a, b, x)
 	}
-	if _, err := c.Submit(0, models.Request{Op: models.Read, Offset: 64 * gib, Length: 1}); !errors.Is(err, models.ErrOutOfRange) {
+	if _, err := c.Submit(0, models.Request{Op: models.Read, Offset: 64 * models.GiB, Length: 1}); !errors.Is(err, models.ErrOutOfRange) {
 		t.Errorf("read beyond capacity: %v", err)
 	}
 }
@@ -574,13 +551,13 @@ func TestComputeAndErrors(t *testing.T) {
 func BenchmarkSubmit(b *testing.B) {
 	for _, op := range []string{"read-hit", "read-miss", "write"} {
 		b.Run("op="+op, func(b *testing.B) {
-			c, err := New(Config{RAM: models.Bytes(256 * mib), OSReserved: models.Bytes(64 * mib)}, hddArray(b))
+			c, err := New(Config{RAM: models.Bytes(256 * models.MiB), OSReserved: models.Bytes(64 * models.MiB)}, hddArray(b))
 			if err != nil {
 				b.Fatal(err)
 			}
-			span := int64(64 * mib) // fits
+			span := int64(64 * models.MiB) // fits
 			if op == "read-miss" {
-				span = 16 * gib
+				span = 16 * models.GiB
 			}
 			kind := models.Read
 			if op == "write" {
@@ -623,7 +600,7 @@ func (f *flushCounter) Submit(at time.Duration, r models.Request) (time.Duration
 // own cache, and leaves its pages cached and clean; reads still go through
 // the page cache (unlike DirectIO, which bypasses it).
 func TestWriteThrough(t *testing.T) {
-	st, _ := fixed.New(fixed.Config{Capacity: 64 * gib, Units: 4, Read: time.Millisecond, Write: 2 * time.Millisecond, Other: 10 * time.Millisecond})
+	st, _ := fixed.New(fixed.Config{Capacity: 64 * models.GiB, Units: 4, Read: time.Millisecond, Write: 2 * time.Millisecond, Other: 10 * time.Millisecond})
 	fc := &flushCounter{Device: st}
 	c, err := New(Config{WriteThrough: true}, fc)
 	if err != nil {
@@ -659,7 +636,7 @@ func TestWriteThrough(t *testing.T) {
 // hole, an unwritten extent); once written, or after a trim makes it a
 // hole again, it behaves accordingly. Metadata reads are not affected.
 func TestSparseFiles(t *testing.T) {
-	st, _ := fixed.New(fixed.Config{Capacity: 64 * gib, Units: 4, Read: time.Millisecond, Write: 2 * time.Millisecond})
+	st, _ := fixed.New(fixed.Config{Capacity: 64 * models.GiB, Units: 4, Read: time.Millisecond, Write: 2 * time.Millisecond})
 	c, err := New(Config{SparseFiles: true, DirectIO: true}, st)
 	if err != nil {
 		t.Fatal(err)
@@ -674,33 +651,33 @@ func TestSparseFiles(t *testing.T) {
 		at = d
 		return took
 	}
-	if took := read(10 * mib); took >= time.Millisecond {
+	if took := read(10 * models.MiB); took >= time.Millisecond {
 		t.Errorf("read of a never-written page took %v, want no storage read", took)
 	}
-	w, _ := c.Submit(at, models.Request{Op: models.Write, Offset: 10 * mib, Length: 4096})
+	w, _ := c.Submit(at, models.Request{Op: models.Write, Offset: 10 * models.MiB, Length: 4096})
 	at = w
-	if took := read(10 * mib); took < time.Millisecond {
+	if took := read(10 * models.MiB); took < time.Millisecond {
 		t.Errorf("read of a written page took %v, want the storage's 1ms", took)
 	}
-	tr, _ := c.Submit(at, models.Request{Op: models.Trim, Offset: 8 * mib, Length: 8 * mib})
+	tr, _ := c.Submit(at, models.Request{Op: models.Trim, Offset: 8 * models.MiB, Length: 8 * models.MiB})
 	at = tr
-	if took := read(10 * mib); took >= time.Millisecond {
+	if took := read(10 * models.MiB); took >= time.Millisecond {
 		t.Errorf("read of a trimmed page took %v, want a hole again", took)
 	}
 	// Without SparseFiles every read goes to the storage.
 	plain, _ := New(Config{DirectIO: true}, st)
-	d, _ := plain.Submit(at, models.Request{Op: models.Read, Offset: 20 * mib, Length: 4096})
+	d, _ := plain.Submit(at, models.Request{Op: models.Read, Offset: 20 * models.MiB, Length: 4096})
 	if d-at < time.Millisecond {
 		t.Errorf("read without sparse_files took %v", d-at)
 	}
 	// Buffered: a hole comes into the page cache without a storage read;
 	// file metadata (the inode's page) is still read from the storage.
 	b, _ := New(Config{SparseFiles: true}, st)
-	r, _ := b.Submit(at, models.Request{Op: models.Read, Offset: 30 * mib, Length: 64 * kib})
+	r, _ := b.Submit(at, models.Request{Op: models.Read, Offset: 30 * models.MiB, Length: 64 * models.KiB})
 	if r-at >= time.Millisecond || get(b, "page_cache_misses") != 16 {
 		t.Errorf("buffered read of a hole took %v (misses %v)", r-at, get(b, "page_cache_misses"))
 	}
-	o, _ := b.Submit(r, models.Request{Op: models.Open, Offset: 30 * mib, Length: 64 * kib})
+	o, _ := b.Submit(r, models.Request{Op: models.Open, Offset: 30 * models.MiB, Length: 64 * models.KiB})
 	if o-r < time.Millisecond {
 		t.Errorf("open read its inode in %v, want the storage's 1ms", o-r)
 	}
@@ -710,12 +687,12 @@ func TestSparseFiles(t *testing.T) {
 // none once it has been read (it stays in the page cache), and none under
 // DirectIO, which fills no page cache.
 func TestUncached(t *testing.T) {
-	st, _ := fixed.New(fixed.Config{Capacity: 64 * gib, Units: 4, Read: time.Millisecond, Write: time.Millisecond})
+	st, _ := fixed.New(fixed.Config{Capacity: 64 * models.GiB, Units: 4, Read: time.Millisecond, Write: time.Millisecond})
 	c, err := New(Config{}, st)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := models.Request{Op: models.Read, Offset: 10*mib + 512, Length: 16 << 10}
+	r := models.Request{Op: models.Read, Offset: 10*models.MiB + 512, Length: 16 << 10}
 	if n := c.Uncached(r); n != 5 {
 		t.Errorf("a never-read 16 KiB at an odd offset: %d uncached pages, want 5", n)
 	}
@@ -725,7 +702,7 @@ func TestUncached(t *testing.T) {
 	if n := c.Uncached(r); n != 0 {
 		t.Errorf("after reading it: %d uncached pages, want 0", n)
 	}
-	if n := c.Uncached(models.Request{Op: models.Read, Offset: 10*mib - 4096, Length: 8192}); n != 1 {
+	if n := c.Uncached(models.Request{Op: models.Read, Offset: 10*models.MiB - 4096, Length: 8192}); n != 1 {
 		t.Errorf("one page before it and its first: %d uncached, want 1", n)
 	}
 	direct, _ := New(Config{DirectIO: true}, st)

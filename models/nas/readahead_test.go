@@ -36,12 +36,12 @@ func TestStripedReadAhead(t *testing.T) {
 		{4 * 64 << 10, 128 << 10, 128 << 10},
 		{0, 0, DefaultReadAhead},
 	} {
-		d, err := fixed.New(fixed.Config{Capacity: 64 * gib, Units: 4, Read: time.Millisecond, BytesPerSecond: 150e6})
+		d, err := fixed.New(fixed.Config{Capacity: 64 * models.GiB, Units: 4, Read: time.Millisecond, BytesPerSecond: 150e6})
 		if err != nil {
 			t.Fatal(err)
 		}
 		s := &stripedStorage{Device: d, stripe: c.stripe}
-		ctl, err := New(Config{RAM: models.Bytes(gib), ReadAhead: models.Bytes(c.readAhead)}, s)
+		ctl, err := New(Config{RAM: models.Bytes(models.GiB), ReadAhead: models.Bytes(c.readAhead)}, s)
 		if err != nil {
 			t.Fatal(err)
 		}

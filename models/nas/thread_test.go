@@ -30,7 +30,7 @@ func TestLocalThreadIssuesOneCallAtATime(t *testing.T) {
 		{"remote 1 connection", false, 1, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			storage, err := fixed.New(fixed.Config{Capacity: 8 * gib, Units: 64, Read: 20 * time.Microsecond, BytesPerSecond: 100e9})
+			storage, err := fixed.New(fixed.Config{Capacity: 8 * models.GiB, Units: 64, Read: 20 * time.Microsecond, BytesPerSecond: 100e9})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,7 +45,7 @@ func TestLocalThreadIssuesOneCallAtATime(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			const qd, n = 16, 40_000
 			dones := closedLoop(t, c, 0, qd*tc.threads, n, func(i int) models.Request {
-				return models.Request{Op: models.Read, Offset: rng.Int64N(8*gib/4096) * 4096, Length: 4096, Thread: i % tc.threads}
+				return models.Request{Op: models.Read, Offset: rng.Int64N(8*models.GiB/4096) * 4096, Length: 4096, Thread: i % tc.threads}
 			})
 			iops := n / last(dones).Seconds()
 			t.Logf("%.0f IOPS, want %.0f", iops, tc.want)
