@@ -181,8 +181,8 @@ func (c *modelCollector) Collect(ch chan<- prometheus.Metric) {
 		for _, k := range d.Counters {
 			mm, ok := modelMetrics[k.Name]
 			if !ok {
-				mm = modelMetric{name: "nasemu_model_" + k.Name, typ: prometheus.GaugeValue, scale: 1,
-					help: "Counter " + k.Name + " of a device of the model, not yet described in fusefs/metrics.go."}
+				mm = modelMetric{name: "nasemu_model_" + k.Name, scale: 1,
+					help: "Counter " + k.Name + " of a device of the model, not yet described in fusefs/modelmetrics.go."}
 			}
 			if mm.name == "" {
 				continue // exported in a form of its own
@@ -191,7 +191,7 @@ func (c *modelCollector) Collect(ch chan<- prometheus.Metric) {
 			if mm.label[0] != "" {
 				labels = append(labels, mm.label[1])
 			}
-			ch <- prometheus.MustNewConstMetric(c.desc(mm), mm.typ, k.Value*mm.scale, labels...)
+			ch <- prometheus.MustNewConstMetric(c.desc(mm), mm.typ(), k.Value*mm.scale, labels...)
 		}
 	}
 	for _, a := range c.fs.Arrays() {
