@@ -8,22 +8,11 @@
 # faithful when the ratios are within ±10 % for setups slower than what
 # FUSE carries on this host (a single HDD, an HDD array behind 1GbE).
 #
-# nasemu bench on the mount and on sim: use the same seed in a run, so
-# they issue the same offsets; fio draws its own, so its random-access
-# ratios also carry the sampling noise of a few thousand random seeks.
-# The first job starts after 2 s of idle time (startdelay, which fio counts
-# from its own start, and so does nasemu bench): the mount settles after
-# the layout. The jobs after it start as soon as the one before ends, in
-# all three tools (fio takes a few milliseconds between jobs, sim: none),
-# so each job starts from the state the one before left.
-# norandommap: nasemu draws random offsets with replacement (fio's
-# norandommap); fio's default random map touches each block once per pass,
-# which on a RAID behind a small page cache gives fewer cache hits, a
-# difference of the tools' jobs, not of the mount.
-# The random writes come last: on a RAID 5 of HDDs, 8 s of them leave a
-# write-back backlog of read-modify-writes, and a job after them would
-# measure that backlog, which depends on how many distinct pages each
-# tool's random offsets happened to dirty.
+# The jobs are testdata/emu/fidelity.fio (the reasons for their options
+# are there). nasemu bench on the mount and on sim: use the same seed in a
+# run, so they issue the same offsets; fio draws its own, so its
+# random-access ratios also carry the sampling noise of a few thousand
+# random seeks.
 #
 # Usage: scripts/fuse-fidelity.sh [SETUP] [RUNTIME_SECONDS] [RUNS]
 # Needs root (or fusermount3), /dev/fuse, fio and python3.
@@ -47,45 +36,8 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 go build -o "$work/nasemu" ./cmd/nasemu
-cat >"$work/job.fio" <<JOB
-[global]
-direct=1
-size=256m
-runtime=$runtime
-time_based=1
-filename=fidelity.dat
-ioengine=psync
-startdelay=2
-norandommap=1
-[randread-4k-qd1]
-rw=randread
-bs=4k
-stonewall
-[read-1m-qd1]
-rw=read
-bs=1m
-stonewall
-[write-1m-qd1]
-rw=write
-bs=1m
-stonewall
-[randread-4k-qd32]
-rw=randread
-bs=4k
-ioengine=libaio
-iodepth=32
-stonewall
-[randwrite-4k-qd1]
-rw=randwrite
-bs=4k
-stonewall
-[randwrite-4k-qd32]
-rw=randwrite
-bs=4k
-ioengine=libaio
-iodepth=32
-stonewall
-JOB
+job=testdata/emu/fidelity.fio
+export RUNTIME="$runtime"
 # mount_fresh mounts the setup over an empty backing directory.
 mount_fresh() {
 	rm -rf "$work/backing" "$work/mnt"
@@ -97,12 +49,12 @@ mount_fresh() {
 }
 for run in $(seq "$runs"); do
 	mount_fresh
-	fio --output-format=json --directory="$work/mnt" "$work/job.fio" >"$work/fio.$run.json"
+	fio --output-format=json --directory="$work/mnt" "$job" >"$work/fio.$run.json"
 	unmount
 	mount_fresh
-	"$work/nasemu" bench --quiet --seed "$run" --target "$work/mnt" --job "$work/job.fio" --format json >"$work/mount.$run.json"
+	"$work/nasemu" bench --quiet --seed "$run" --target "$work/mnt" --job "$job" --format json >"$work/mount.$run.json"
 	unmount
-	"$work/nasemu" bench --quiet --seed "$run" --target "sim:$setup" --job "$work/job.fio" --format json >"$work/sim.$run.json"
+	"$work/nasemu" bench --quiet --seed "$run" --target "sim:$setup" --job "$job" --format json >"$work/sim.$run.json"
 done
 python3 - "$work" "$runs" "$setup" "$runtime" <<'PY'
 import json, statistics, sys
