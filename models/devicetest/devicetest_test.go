@@ -3,6 +3,7 @@ package devicetest
 import (
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -135,5 +136,44 @@ func TestKitCatchesFlaws(t *testing.T) {
 				t.Errorf("flaw %q: check %s did not fail:\n%s", kind, want, out)
 			}
 		})
+	}
+}
+
+// threads is a device that records the thread of each request and serves
+// it in a fixed time.
+type threads struct {
+	*fixed.Device
+	seen []int
+}
+
+func (d *threads) Submit(at time.Duration, r models.Request) (time.Duration, error) {
+	d.seen = append(d.seen, r.Thread)
+	return at + time.Millisecond, nil
+}
+
+// A closed loop tags each slot as a thread of its own unless told to keep
+// the generator's threads, and reports every completion in issue order.
+func TestClosedThreads(t *testing.T) {
+	f, err := fixed.New(fixed.Config{Capacity: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := func(i int) models.Request {
+		return models.Request{Op: models.Read, Offset: 0, Length: 4096, Thread: 7}
+	}
+	for _, own := range []bool{false, true} {
+		d := &threads{Device: f}
+		l := Closed{Start: time.Second, QD: 3, N: 6, OwnThreads: own}.Run(t, d, next)
+		want := []int{0, 1, 2, 0, 1, 2}
+		if own {
+			want = []int{7, 7, 7, 7, 7, 7}
+		}
+		if !slices.Equal(d.seen, want) {
+			t.Errorf("OwnThreads %v: threads %v, want %v", own, d.seen, want)
+		}
+		s, ms := time.Second, time.Millisecond
+		if done := []time.Duration{s + ms, s + ms, s + ms, s + 2*ms, s + 2*ms, s + 2*ms}; !slices.Equal(l.Done, done) || l.Elapsed != 2*ms {
+			t.Errorf("OwnThreads %v: completions %v, elapsed %v", own, l.Done, l.Elapsed)
+		}
 	}
 }
