@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -101,32 +102,40 @@ func (a *aio) submit() (int, error) {
 	return done, nil
 }
 
-func (a *aio) wait(timeout time.Duration) error {
+func (a *aio) wait(timeout time.Duration) (int64, error) {
 	if a.pending > 0 {
-		return nil
+		return 0, nil
 	}
 	a.ts = nil
 	if timeout >= 0 {
 		a.timeout = unix.NsecToTimespec(int64(timeout))
 		a.ts = &a.timeout
 	}
-	getevents := unix.Syscall6
-	if a.raw {
-		getevents = unix.RawSyscall6
-	}
+	signalled := false
 	for {
-		n, _, errno := getevents(unix.SYS_IO_GETEVENTS, a.ctx, 1, uintptr(len(a.events)), uintptr(unsafe.Pointer(&a.events[0])), uintptr(unsafe.Pointer(a.ts)), 0)
-		switch errno {
-		case 0:
-			a.pending = int(n)
-			return nil
-		case unix.EINTR:
-			if a.raw {
-				return nil // a signal (the runtime preempting): back to Go code, the caller waits again
-			}
-			continue
+		// No call here can be preempted after a signal (see ioQueue.wait).
+		var n uintptr
+		var errno syscall.Errno
+		if a.raw {
+			n, _, errno = unix.RawSyscall6(unix.SYS_IO_GETEVENTS, a.ctx, 1, uintptr(len(a.events)), uintptr(unsafe.Pointer(&a.events[0])), uintptr(unsafe.Pointer(a.ts)), 0)
+		} else {
+			n, _, errno = unix.Syscall6(unix.SYS_IO_GETEVENTS, a.ctx, 1, uintptr(len(a.events)), uintptr(unsafe.Pointer(&a.events[0])), uintptr(unsafe.Pointer(a.ts)), 0)
 		}
-		return fmt.Errorf("io_getevents: %w", errno)
+		switch {
+		case errno == 0:
+			a.pending = int(n)
+			if signalled && n > 0 {
+				return monotonicNow(), nil
+			}
+			return 0, nil
+		case errno == unix.EINTR && a.raw && a.ts == nil:
+			signalled = true // the runtime preempting: finish the wait first
+		case errno == unix.EINTR && a.raw:
+			return 0, nil // back to Go code, the caller waits again
+		case errno == unix.EINTR:
+		default:
+			return 0, fmt.Errorf("io_getevents: %w", errno)
+		}
 	}
 }
 

@@ -95,7 +95,7 @@ func TestQueueReapsAtMost(t *testing.T) {
 			}
 			deadline := time.Now().Add(10 * time.Second)
 			for len(got) == 0 && time.Now().Before(deadline) {
-				if err := q.wait(time.Second); err != nil {
+				if _, err := q.wait(time.Second); err != nil {
 					t.Fatal(err)
 				}
 				q.reap(1, collect)
@@ -104,7 +104,7 @@ func TestQueueReapsAtMost(t *testing.T) {
 				t.Fatalf("reap(1) handed out %d completions", len(got))
 			}
 			for len(got) < depth && time.Now().Before(deadline) {
-				if err := q.wait(time.Second); err != nil {
+				if _, err := q.wait(time.Second); err != nil {
 					t.Fatal(err)
 				}
 				q.reap(0, collect)

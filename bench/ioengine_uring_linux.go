@@ -254,26 +254,39 @@ func (r *uring) submit() (int, error) {
 	return done, nil
 }
 
-func (r *uring) wait(timeout time.Duration) error {
+func (r *uring) wait(timeout time.Duration) (int64, error) {
 	if atomic.LoadUint32(r.cqTail) != atomic.LoadUint32(r.cqHead) {
-		return nil // completions are waiting already
+		return 0, nil // completions are waiting already
 	}
 	r.arg = uringGeteventsArg{}
 	if timeout >= 0 {
 		r.ts = unix.NsecToTimespec(int64(timeout))
 		r.arg.ts = uint64(uintptr(unsafe.Pointer(&r.ts)))
 	}
+	signalled := false
 	for {
-		_, err := r.enter(0, 1, uringEnterGetEvents|uringEnterExtArg, unsafe.Pointer(&r.arg), unsafe.Sizeof(r.arg))
-		switch {
-		case err == unix.EINTR && r.raw:
-			return nil // a signal (the runtime preempting): back to Go code, the caller waits again
-		case err == unix.EINTR || err == unix.EAGAIN || err == unix.EBUSY:
-			continue
-		case err == unix.ETIME || err == nil:
-			return nil
+		// Not through r.enter: after a signal this loop must call
+		// nothing that can be preempted (see ioQueue.wait).
+		var errno syscall.Errno
+		if r.raw {
+			_, _, errno = unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), 0, 1, uringEnterGetEvents|uringEnterExtArg, uintptr(unsafe.Pointer(&r.arg)), unsafe.Sizeof(r.arg))
+		} else {
+			_, _, errno = unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), 0, 1, uringEnterGetEvents|uringEnterExtArg, uintptr(unsafe.Pointer(&r.arg)), unsafe.Sizeof(r.arg))
 		}
-		return fmt.Errorf("io_uring_enter: %w", err)
+		switch {
+		case errno == unix.EINTR && r.raw && timeout < 0:
+			signalled = true // the runtime preempting: finish the wait first
+		case errno == unix.EINTR && r.raw:
+			return 0, nil // back to Go code, the caller waits again
+		case errno == unix.EINTR || errno == unix.EAGAIN || errno == unix.EBUSY:
+		case errno == unix.ETIME || errno == 0:
+			if signalled {
+				return monotonicNow(), nil
+			}
+			return 0, nil
+		default:
+			return 0, fmt.Errorf("io_uring_enter: %w", errno)
+		}
 	}
 }
 
@@ -323,6 +336,17 @@ func uringRegister(fd int, op uint32, arg unsafe.Pointer, n uint32) error {
 		return errno
 	}
 	return nil
+}
+
+// monotonicNow reads CLOCK_MONOTONIC, the clock of the runtime's
+// monotonic time, in a raw system call: where the goroutine must not be
+// preempted (see ioQueue.wait).
+//
+//go:nosplit
+func monotonicNow() int64 {
+	var ts unix.Timespec
+	unix.RawSyscall6(unix.SYS_CLOCK_GETTIME, unix.CLOCK_MONOTONIC, uintptr(unsafe.Pointer(&ts)), 0, 0, 0, 0)
+	return ts.Sec*1e9 + ts.Nsec
 }
 
 // errnoErr turns a negated result into its error.
