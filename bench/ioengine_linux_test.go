@@ -4,10 +4,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/nasemu/nasemu/models"
 )
@@ -114,5 +119,75 @@ func TestQueueReapsAtMost(t *testing.T) {
 				t.Fatalf("completions %v, want each slot once", got)
 			}
 		})
+	}
+}
+
+// TestQueueWaitOutlastsSignal checks that a raw wait which a signal
+// interrupts (the runtime preempting the goroutine) goes on until an
+// operation completes and tells when it saw it: a read from a pipe, in
+// flight when the waiting thread gets SIGURG, the runtime's preemption
+// signal, and written to after that.
+func TestQueueWaitOutlastsSignal(t *testing.T) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[0])
+	defer unix.Close(p[1])
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	tid := unix.Gettid()
+	q, err := newURing(1, []int{p[0]}, nil, true)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	defer q.close()
+	buf := make([]byte, 8)
+	q.prep(0, 0, models.Read, 0, buf)
+	if n, err := q.submit(); n != 1 || err != nil {
+		t.Fatalf("submit: %d, %v", n, err)
+	}
+	var wrote atomic.Int64
+	failed := make(chan error, 1)
+	go func() {
+		// Once the thread waits in io_uring_enter, signal it, then
+		// give the read its byte.
+		enter := fmt.Sprint(unix.SYS_IO_URING_ENTER) + " "
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/syscall", tid))
+			if err == nil && strings.HasPrefix(string(b), enter) {
+				break
+			}
+			if time.Now().After(deadline) {
+				failed <- fmt.Errorf("the thread never waited in io_uring_enter (%q, %v)", b, err)
+				unix.Write(p[1], []byte{1})
+				return
+			}
+		}
+		if err := unix.Tgkill(unix.Getpid(), tid, unix.SIGURG); err != nil {
+			failed <- err
+		}
+		time.Sleep(20 * time.Millisecond)
+		wrote.Store(monotonicNow())
+		unix.Write(p[1], []byte{1})
+		failed <- nil
+	}()
+	seen, err := q.wait(-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-failed; err != nil {
+		t.Fatal(err)
+	}
+	if seen == 0 || seen < wrote.Load() {
+		t.Fatalf("wait returned at %d, the byte was written at %d: the signal ended the wait", seen, wrote.Load())
+	}
+	var res int64
+	q.reap(0, func(i int, r int64) { res = r })
+	if res != 1 {
+		t.Fatalf("read returned %d, want 1 byte", res)
 	}
 }
