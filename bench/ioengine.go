@@ -118,7 +118,8 @@ type ioQueue interface {
 	// preemption hands its P to another thread and back (two thread
 	// wake-ups, milliseconds on a loaded host) and would add that to the
 	// completion's latency; it returns the CLOCK_MONOTONIC time (ns) at
-	// which it saw the completion, and the preemption follows it.
+	// which it saw the completion, and the preemption follows it. It goes
+	// on for deferPreemption at most, then returns with seen 0.
 	wait(timeout time.Duration) (seen int64, err error)
 	// reap calls fn for at most max completed operations (all of them
 	// when max <= 0): each one's slot and result (bytes transferred, or a
@@ -286,6 +287,14 @@ func (c *WallClock) Engines() []EngineUse {
 // depth the queue is never empty, and a preemption that comes during a
 // wait is kept out of the completion's latency (ioQueue.wait).
 const yieldEvery = 8 * time.Millisecond
+
+// deferPreemption is how long a queue's wait goes on after the runtime
+// asked to preempt its goroutine (see ioQueue.wait): long enough for the
+// I/Os of fast storage, whose latency a preemption would distort, short
+// enough not to hold up the runtime (a garbage collection waits for the
+// goroutine) behind slow ones, of which it is a small part. A variable
+// for tests.
+var deferPreemption = time.Millisecond
 
 // pending is a slot whose next operation is due later (a start delay or
 // an open-loop arrival).

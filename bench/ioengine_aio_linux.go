@@ -112,6 +112,7 @@ func (a *aio) wait(timeout time.Duration) (int64, error) {
 		a.ts = &a.timeout
 	}
 	signalled := false
+	deferTS := unix.NsecToTimespec(int64(deferPreemption))
 	for {
 		// No call here can be preempted after a signal (see ioQueue.wait).
 		var n uintptr
@@ -128,8 +129,11 @@ func (a *aio) wait(timeout time.Duration) (int64, error) {
 				return monotonicNow(), nil
 			}
 			return 0, nil
-		case errno == unix.EINTR && a.raw && a.ts == nil:
-			signalled = true // the runtime preempting: finish the wait first
+		case errno == unix.EINTR && a.raw && timeout < 0:
+			// The runtime preempting: finish the wait first, for a while.
+			signalled = true
+			a.timeout = deferTS
+			a.ts = &a.timeout
 		case errno == unix.EINTR && a.raw:
 			return 0, nil // back to Go code, the caller waits again
 		case errno == unix.EINTR:

@@ -124,10 +124,28 @@ func TestQueueReapsAtMost(t *testing.T) {
 
 // TestQueueWaitOutlastsSignal checks that a raw wait which a signal
 // interrupts (the runtime preempting the goroutine) goes on until an
-// operation completes and tells when it saw it: a read from a pipe, in
-// flight when the waiting thread gets SIGURG, the runtime's preemption
-// signal, and written to after that.
+// operation completes and tells when it saw it, for deferPreemption at
+// most: a read from a pipe is in flight when the waiting thread gets
+// SIGURG, the runtime's preemption signal, and its byte is written after
+// a while.
 func TestQueueWaitOutlastsSignal(t *testing.T) {
+	defer func(d time.Duration) { deferPreemption = d }(deferPreemption)
+	for _, c := range []struct {
+		name     string
+		deferFor time.Duration
+		outlasts bool
+	}{{"outlasts", time.Minute, true}, {"gives-up", time.Millisecond, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			deferPreemption = c.deferFor
+			signalledWait(t, 200*time.Millisecond, c.outlasts)
+		})
+	}
+}
+
+// signalledWait waits on a ring for a read from a pipe, signals the
+// waiting thread, writes the byte gap later, and checks whether the
+// wait saw the completion (outlasts) or gave up before it.
+func signalledWait(t *testing.T, gap time.Duration, outlasts bool) {
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
 		t.Fatal(err)
@@ -170,7 +188,7 @@ func TestQueueWaitOutlastsSignal(t *testing.T) {
 		if err := unix.Tgkill(unix.Getpid(), tid, unix.SIGURG); err != nil {
 			failed <- err
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(gap)
 		wrote.Store(monotonicNow())
 		unix.Write(p[1], []byte{1})
 		failed <- nil
@@ -179,10 +197,24 @@ func TestQueueWaitOutlastsSignal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !outlasts {
+		if seen != 0 {
+			t.Fatalf("wait went on %v after the signal, until the byte came", gap)
+		}
+		for seen == 0 && err == nil {
+			seen, err = q.wait(-1)
+			if seen == 0 && atomic.LoadUint32(q.(*uring).cqTail) != atomic.LoadUint32(q.(*uring).cqHead) {
+				break
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := <-failed; err != nil {
 		t.Fatal(err)
 	}
-	if seen == 0 || seen < wrote.Load() {
+	if outlasts && (seen == 0 || seen < wrote.Load()) {
 		t.Fatalf("wait returned at %d, the byte was written at %d: the signal ended the wait", seen, wrote.Load())
 	}
 	var res int64

@@ -264,6 +264,7 @@ func (r *uring) wait(timeout time.Duration) (int64, error) {
 		r.arg.ts = uint64(uintptr(unsafe.Pointer(&r.ts)))
 	}
 	signalled := false
+	deferTS := unix.NsecToTimespec(int64(deferPreemption))
 	for {
 		// Not through r.enter: after a signal this loop must call
 		// nothing that can be preempted (see ioQueue.wait).
@@ -275,14 +276,16 @@ func (r *uring) wait(timeout time.Duration) (int64, error) {
 		}
 		switch {
 		case errno == unix.EINTR && r.raw && timeout < 0:
-			signalled = true // the runtime preempting: finish the wait first
+			// The runtime preempting: finish the wait first, for a while.
+			signalled = true
+			r.ts = deferTS
+			r.arg.ts = uint64(uintptr(unsafe.Pointer(&r.ts)))
 		case errno == unix.EINTR && r.raw:
 			return 0, nil // back to Go code, the caller waits again
 		case errno == unix.EINTR || errno == unix.EAGAIN || errno == unix.EBUSY:
+		case errno == 0 && signalled:
+			return monotonicNow(), nil
 		case errno == unix.ETIME || errno == 0:
-			if signalled {
-				return monotonicNow(), nil
-			}
 			return 0, nil
 		default:
 			return 0, fmt.Errorf("io_uring_enter: %w", errno)
@@ -346,7 +349,7 @@ func uringRegister(fd int, op uint32, arg unsafe.Pointer, n uint32) error {
 func monotonicNow() int64 {
 	var ts unix.Timespec
 	unix.RawSyscall6(unix.SYS_CLOCK_GETTIME, unix.CLOCK_MONOTONIC, uintptr(unsafe.Pointer(&ts)), 0, 0, 0, 0)
-	return ts.Sec*1e9 + ts.Nsec
+	return int64(ts.Sec)*1e9 + int64(ts.Nsec)
 }
 
 // errnoErr turns a negated result into its error.
