@@ -110,10 +110,11 @@ type ioQueue interface {
 	// completed while being submitted are ready to reap).
 	submit() (int, error)
 	// wait returns once a completion is ready to reap, or when timeout
-	// passes (timeout < 0: no limit), or early (a signal): reap then
-	// finds nothing. seen is 0 unless a signal interrupted a raw wait
-	// without a timeout: the runtime preempting the goroutine, which it
-	// does every 10 ms of running without a reschedule. The wait then
+	// passes (timeout < 0: after waitSlice, so that the caller can tell
+	// a stall from a slow I/O), or early (a signal): reap then finds
+	// nothing. seen is 0 unless a signal interrupted a raw wait without
+	// a timeout: the runtime preempting the goroutine, which it does
+	// every 10 ms of running without a reschedule. The wait then
 	// goes on without returning to Go code, since a locked goroutine's
 	// preemption hands its P to another thread and back (two thread
 	// wake-ups, milliseconds on a loaded host) and would add that to the
@@ -125,6 +126,11 @@ type ioQueue interface {
 	// when max <= 0): each one's slot and result (bytes transferred, or a
 	// negated errno). Those left over stay ready for the next wait.
 	reap(max int, fn func(i int, res int64))
+	// state describes the queue's counters and the kernel's, for an error
+	// that says where a queue is stuck.
+	state() string
+	// close releases the queue; never with operations in flight, whose
+	// buffers the kernel may still write (see abandon).
 	close()
 }
 
@@ -134,9 +140,10 @@ type ioQueue interface {
 // goroutine's P: the runtime then neither hands the P to another thread
 // while the I/O is in flight nor has to find one when it completes, which
 // on a host of two cores costs more than the I/O (thread wake-ups, a tail
-// of milliseconds under load). A signal (the runtime preempting) ends the wait early so
-// the goroutine reaches a preemption point. Only for as many queues as
-// there are Ps less one, so the rest of the program keeps running.
+// of milliseconds under load). A signal (the runtime preempting) ends the
+// wait within deferPreemption (see ioQueue.wait), so the goroutine reaches
+// a preemption point. Only for as many queues as there are Ps less one,
+// so the rest of the program keeps running.
 type newQueueFunc func(depth int, fds []int, bufs [][]byte, raw bool) (ioQueue, error)
 
 // queueFactories are the asynchronous engines of this system; nil where
@@ -243,8 +250,11 @@ func (c *WallClock) prepareStream(st *stream, slots []*slot, raw bool) (run func
 		}
 		return func() {
 			defer runtime.UnlockOSThread()
-			defer q.close()
-			c.runQueue(st, slots, q, pfs, wraps)
+			if c.runQueue(st, slots, q, pfs, wraps) {
+				q.close()
+			} else {
+				abandon(q, slots)
+			}
 		}
 	}
 	runtime.UnlockOSThread()
@@ -296,6 +306,36 @@ const yieldEvery = 8 * time.Millisecond
 // for tests.
 var deferPreemption = time.Millisecond
 
+// stallLimit is how long a queue may go without completing any of the
+// operations it has in flight before its job fails with an error that
+// describes the queue (ioQueue.state) instead of waiting on: longer than
+// the kernel's own command timeouts with their retries (30 s, five
+// times, for SCSI and NVMe), after which a device has failed the I/O. A
+// variable for tests.
+var stallLimit = 5 * time.Minute
+
+// waitSlice bounds each of a queue's waits without a caller's limit, so
+// that the queue's goroutine comes back to check for a stall
+// (stallLimit) at least this often.
+const waitSlice = time.Second
+
+// abandoned holds the queues that were left with operations in flight
+// (a stall, a broken queue) and their slots: the kernel may still write
+// to the slots' buffers, so neither is closed nor handed back to the
+// garbage collector.
+var abandoned struct {
+	sync.Mutex
+	queues []ioQueue
+	slots  [][]*slot
+}
+
+func abandon(q ioQueue, slots []*slot) {
+	abandoned.Lock()
+	defer abandoned.Unlock()
+	abandoned.queues = append(abandoned.queues, q)
+	abandoned.slots = append(abandoned.slots, slots)
+}
+
 // pending is a slot whose next operation is due later (a start delay or
 // an open-loop arrival).
 type pending struct {
@@ -304,8 +344,9 @@ type pending struct {
 }
 
 // runQueue keeps the stream's slots busy through q until every slot has
-// retired and nothing is in flight.
-func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFile, wraps [][]FileUnwrapper) {
+// retired and nothing is in flight, or the queue fails. It reports
+// whether nothing was left in flight (q may then be closed).
+func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFile, wraps [][]FileUnwrapper) (drained bool) {
 	var mu sync.Locker = &st.jr.mu
 	if st.job.NumJobs == 1 {
 		mu = noLock{}
@@ -322,6 +363,7 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 	inflight := 0
 	var qerr error
 	now := c.Now()
+	progress := now // when an operation last completed, or the queue last became busy
 	fail := func(err error) {
 		// The kernel refused the queue itself: fail the job, but
 		// still reap what is in flight (its buffers are ours).
@@ -384,6 +426,9 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 			return
 		}
 		sl.at, sl.slat = issued, issued-prep
+		if inflight == 0 {
+			progress = issued
+		}
 		inflight++
 	}
 	reaped := func(i int, res int64) {
@@ -451,7 +496,7 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 		}
 		if inflight == 0 {
 			if len(delayed) == 0 || qerr != nil {
-				return
+				return true
 			}
 			c.Wait(earliest(delayed))
 			now = c.Now()
@@ -472,10 +517,17 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 		if seen != 0 { // back-dated over the preemption
 			now -= time.Duration(monotonicNow() - seen)
 		}
+		before := inflight
 		q.reap(max(st.job.ReapBatch, 1), reaped)
+		switch {
+		case inflight < before:
+			progress = now
+		case qerr == nil && now-progress >= stallLimit:
+			fail(fmt.Errorf("no I/O completed in %v with %d in flight: %s", stallLimit, inflight, q.state()))
+		}
 		if qerr != nil && inflight > 0 {
 			// Nothing more can be learnt from a broken queue.
-			return
+			return false
 		}
 	}
 }

@@ -155,19 +155,7 @@ func signalledWait(t *testing.T, gap time.Duration, outlasts bool) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	tid := unix.Gettid()
-	q, err := newURing(1, []int{p[0]}, nil, true)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	defer q.close()
-	buf := make([]byte, 8)
-	q.prep(0, 0, models.Read, 0, buf)
-	if n, err := q.submit(); n != 1 || err != nil {
-		t.Fatalf("submit: %d, %v", n, err)
-	}
+	q := ringReading(t, p[0], 8, true)
 	var wrote atomic.Int64
 	failed := make(chan error, 1)
 	go func() {
@@ -203,7 +191,7 @@ func signalledWait(t *testing.T, gap time.Duration, outlasts bool) {
 		}
 		for seen == 0 && err == nil {
 			seen, err = q.wait(-1)
-			if seen == 0 && atomic.LoadUint32(q.(*uring).cqTail) != atomic.LoadUint32(q.(*uring).cqHead) {
+			if seen == 0 && atomic.LoadUint32(q.cqTail) != atomic.LoadUint32(q.cqHead) {
 				break
 			}
 		}
@@ -222,4 +210,126 @@ func signalledWait(t *testing.T, gap time.Duration, outlasts bool) {
 	if res != 1 {
 		t.Fatalf("read returned %d, want 1 byte", res)
 	}
+}
+
+// dropFirst is a queue that loses its first completion: the engine then
+// counts an operation in flight that the kernel has finished, as a lost
+// completion or a submission counted twice would leave it.
+type dropFirst struct {
+	ioQueue
+	dropped bool
+}
+
+func (d *dropFirst) reap(max int, fn func(i int, res int64)) {
+	d.ioQueue.reap(max, func(i int, res int64) {
+		if !d.dropped {
+			d.dropped = true
+			return
+		}
+		fn(i, res)
+	})
+}
+
+// TestIOEngineStallFails checks that a queue whose operation never
+// completes fails its job after stallLimit, with an error that gives the
+// queue's state, and is kept rather than closed (the kernel could still
+// write to its buffers).
+func TestIOEngineStallFails(t *testing.T) {
+	tg := stallingAfter(t, 300*time.Millisecond)
+	for _, e := range []Engine{EngineIOUring, EngineLibaio} {
+		t.Run(string(e), func(t *testing.T) {
+			mk := queueFactories[e]
+			var q *dropFirst
+			queueFactories[e] = func(depth int, fds []int, bufs [][]byte, raw bool) (ioQueue, error) {
+				inner, err := mk(depth, fds, bufs, raw)
+				if err != nil {
+					return nil, err
+				}
+				q = &dropFirst{ioQueue: inner}
+				return q, nil
+			}
+			defer func() { queueFactories[e] = mk }()
+			abandoned.Lock()
+			before := len(abandoned.queues)
+			abandoned.Unlock()
+			j := Job{Name: "stall", RW: RandRead, BS: 4096, Size: 1 << 20, IODepth: 1, Engine: e, Direct: true, NumberIOs: 100, Filename: "stall.dat"}
+			start := time.Now()
+			_, err := Run(tg, []Job{j}, Options{Seed: 1})
+			took := time.Since(start)
+			if err == nil || !strings.Contains(err.Error(), "no I/O completed in 300ms with 1 in flight") || !strings.Contains(err.Error(), "1 operations taken by the kernel") {
+				t.Fatalf("error %v, want a stall with the queue's state", err)
+			}
+			if took > stallLimit+waitSlice+5*time.Second {
+				t.Errorf("the stall took %v to tell", took)
+			}
+			abandoned.Lock()
+			defer abandoned.Unlock()
+			if len(abandoned.queues) != before+1 || abandoned.queues[before] != q {
+				t.Fatalf("the stalled queue was not kept (%d kept, %d before)", len(abandoned.queues), before)
+			}
+			// Nothing is in flight in fact: release it.
+			abandoned.queues, abandoned.slots = abandoned.queues[:before], abandoned.slots[:before]
+			q.close()
+		})
+	}
+}
+
+// TestURingCountsTakenEntries checks that a submission which the kernel
+// finds nothing to take (the queue counting an entry it already
+// submitted) is an error that names the ring's state, not a wait that
+// never ends.
+func TestURingCountsTakenEntries(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Truncate(4096); err != nil {
+		t.Fatal(err)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	q := ringReading(t, int(f.Fd()), 4096, false)
+	q.inRing++ // as if the entry had been counted twice
+	n, err := q.submit()
+	if n != 0 || err == nil || !strings.Contains(err.Error(), "took 0 of the 1 entries") || !strings.Contains(err.Error(), "submission ring head 1, tail 1") {
+		t.Fatalf("submit: %d, %v; want an error naming the ring's state", n, err)
+	}
+}
+
+// ringReading sets up a ring of one slot on fd, on the calling thread
+// (which the caller has locked), with a read of n bytes at offset 0
+// submitted; the ring is closed when the test ends.
+func ringReading(t *testing.T, fd, n int, raw bool) *uring {
+	t.Helper()
+	q, err := newURing(1, []int{fd}, nil, raw)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	buf := make([]byte, n)
+	t.Cleanup(func() {
+		q.close()
+		runtime.KeepAlive(buf) // the kernel's until then
+	})
+	q.prep(0, 0, models.Read, 0, buf)
+	if got, err := q.submit(); got != 1 || err != nil {
+		t.Fatalf("submit: %d, %v", got, err)
+	}
+	return q.(*uring)
+}
+
+// stallingAfter sets stallLimit to d until the test ends and returns a
+// target on a directory of the test's.
+func stallingAfter(t *testing.T, d time.Duration) *Path {
+	old := stallLimit
+	stallLimit = d
+	t.Cleanup(func() { stallLimit = old })
+	tg, err := OpenPath(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
 }
