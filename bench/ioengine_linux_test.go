@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -209,6 +211,94 @@ func signalledWait(t *testing.T, gap time.Duration, outlasts bool) {
 	q.reap(0, func(i int, r int64) { res = r })
 	if res != 1 {
 		t.Fatalf("read returned %d, want 1 byte", res)
+	}
+}
+
+// TestIOEngineUnderSignals runs many short jobs on each asynchronous
+// engine, waiting in raw system calls (two Ps) and in ordinary ones
+// (one), while every thread of the process gets SIGURG, the runtime's
+// preemption signal, every 100 µs: far more often than the runtime sends
+// it, so that signals land in every system call of the engines, the
+// submissions' included. Each job must end with exactly its I/Os done;
+// a submission counted twice or a completion lost would leave an I/O
+// in flight that never completes, which stallLimit turns into an error
+// naming the queue's state instead of a hang.
+func TestIOEngineUnderSignals(t *testing.T) {
+	tg := stallingAfter(t, 5*time.Second)
+	const ios = 200
+	job := Job{Name: "s", BS: 4096, Size: 4 << 20, NumberIOs: ios, Filename: "signals.dat"}
+	// The file is laid out first: fallocate may fail with EINTR (tmpfs),
+	// which is not what this test is about.
+	layout := job
+	layout.RW, layout.Engine, layout.NumberIOs = Read, EnginePsync, 1
+	if _, err := Run(tg, []Job{layout}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	stop := signalStorm(t, 100*time.Microsecond)
+	defer stop()
+	for _, procs := range []int{1, 2} {
+		for _, e := range []Engine{EngineIOUring, EngineLibaio} {
+			for _, c := range []struct {
+				rw     RW
+				qd     int
+				direct bool
+			}{{RandRead, 1, true}, {RandWrite, 8, true}, {RandRead, 4, false}, {RandWrite, 1, false}} {
+				t.Run(fmt.Sprintf("procs=%d/engine=%s/rw=%s/qd=%d/direct=%v", procs, e, c.rw, c.qd, c.direct), func(t *testing.T) {
+					defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+					for seed := range uint64(6) {
+						j := job
+						j.RW, j.IODepth, j.Engine, j.Direct = c.rw, c.qd, e, c.direct
+						rep, err := Run(tg, []Job{j}, Options{Seed: seed})
+						if err != nil {
+							t.Fatal(err)
+						}
+						if got := rep.Results[0].IOs; got != ios {
+							t.Fatalf("seed %d: %d I/Os done, want %d", seed, got, ios)
+						}
+						if used := tg.clock.Engines(); !slices.Contains(used, EngineUse{Job: "s", Requested: e, Used: e}) {
+							t.Fatalf("did not run on %s: %+v", e, used)
+						}
+					}
+				})
+			}
+		}
+	}
+	if n := stop(); n == 0 {
+		t.Fatal("no signal was sent")
+	}
+}
+
+// signalStorm sends SIGURG to every thread of the process every gap
+// until the returned function is called; that returns how many signals
+// were sent (and may be called again).
+func signalStorm(t *testing.T, gap time.Duration) (stop func() int64) {
+	done := make(chan struct{})
+	var sent atomic.Int64
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		pid := unix.Getpid()
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(gap):
+			}
+			tasks, err := os.ReadDir("/proc/self/task")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for _, task := range tasks {
+				if tid, err := strconv.Atoi(task.Name()); err == nil && unix.Tgkill(pid, tid, unix.SIGURG) == nil {
+					sent.Add(1)
+				}
+			}
+		}
+	})
+	var once sync.Once
+	return func() int64 {
+		once.Do(func() { close(done); wg.Wait() })
+		return sent.Load()
 	}
 }
 
