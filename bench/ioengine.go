@@ -110,13 +110,27 @@ type ioQueue interface {
 	// completed while being submitted are ready to reap).
 	submit() (int, error)
 	// wait returns once a completion is ready to reap, or when timeout
-	// passes (timeout < 0: no limit), or early (a signal): reap then
-	// finds nothing.
-	wait(timeout time.Duration) error
+	// passes (timeout < 0: after waitSlice, so that the caller can tell
+	// a stall from a slow I/O), or early (a signal): reap then finds
+	// nothing. seen is 0 unless a signal interrupted a raw wait without
+	// a timeout: the runtime preempting the goroutine, which it does
+	// every 10 ms of running without a reschedule. The wait then
+	// goes on without returning to Go code, since a locked goroutine's
+	// preemption hands its P to another thread and back (two thread
+	// wake-ups, milliseconds on a loaded host) and would add that to the
+	// completion's latency; it returns the CLOCK_MONOTONIC time (ns) at
+	// which it saw the completion, and the preemption follows it. It goes
+	// on for deferPreemption at most, then returns with seen 0.
+	wait(timeout time.Duration) (seen int64, err error)
 	// reap calls fn for at most max completed operations (all of them
 	// when max <= 0): each one's slot and result (bytes transferred, or a
 	// negated errno). Those left over stay ready for the next wait.
 	reap(max int, fn func(i int, res int64))
+	// state describes the queue's counters and the kernel's, for an error
+	// that says where a queue is stuck.
+	state() string
+	// close releases the queue; never with operations in flight, whose
+	// buffers the kernel may still write (see abandon).
 	close()
 }
 
@@ -126,9 +140,10 @@ type ioQueue interface {
 // goroutine's P: the runtime then neither hands the P to another thread
 // while the I/O is in flight nor has to find one when it completes, which
 // on a host of two cores costs more than the I/O (thread wake-ups, a tail
-// of milliseconds under load). A signal (the runtime preempting) ends the wait early so
-// the goroutine reaches a preemption point. Only for as many queues as
-// there are Ps less one, so the rest of the program keeps running.
+// of milliseconds under load). A signal (the runtime preempting) ends the
+// wait within deferPreemption (see ioQueue.wait), so the goroutine reaches
+// a preemption point. Only for as many queues as there are Ps less one,
+// so the rest of the program keeps running.
 type newQueueFunc func(depth int, fds []int, bufs [][]byte, raw bool) (ioQueue, error)
 
 // queueFactories are the asynchronous engines of this system; nil where
@@ -235,8 +250,11 @@ func (c *WallClock) prepareStream(st *stream, slots []*slot, raw bool) (run func
 		}
 		return func() {
 			defer runtime.UnlockOSThread()
-			defer q.close()
-			c.runQueue(st, slots, q, pfs, wraps)
+			if c.runQueue(st, slots, q, pfs, wraps) {
+				q.close()
+			} else {
+				abandon(q, slots)
+			}
 		}
 	}
 	runtime.UnlockOSThread()
@@ -268,6 +286,56 @@ func (c *WallClock) Engines() []EngineUse {
 	return slices.Clone(c.engines)
 }
 
+// yieldEvery is how often a queue's goroutine yields when it has nothing
+// in flight. The runtime preempts a goroutine that has run 10 ms without
+// being rescheduled, at whatever point it has reached; this one is locked
+// to its thread (io_uring's single issuer), so a reschedule hands its P
+// to another thread and back: two thread wake-ups, tens of µs on a quiet
+// host and milliseconds on a loaded one, which inside an I/O count in its
+// latency (at QD1 50 a second, the p99.9). Yielding between I/Os before
+// the runtime would preempt keeps that out of every I/O's latency; at
+// depth the queue is never empty, and a preemption that comes during a
+// wait is kept out of the completion's latency (ioQueue.wait).
+const yieldEvery = 8 * time.Millisecond
+
+// deferPreemption is how long a queue's wait goes on after the runtime
+// asked to preempt its goroutine (see ioQueue.wait): long enough for the
+// I/Os of fast storage, whose latency a preemption would distort, short
+// enough not to hold up the runtime (a garbage collection waits for the
+// goroutine) behind slow ones, of which it is a small part. A variable
+// for tests.
+var deferPreemption = time.Millisecond
+
+// stallLimit is how long a queue may go without completing any of the
+// operations it has in flight before its job fails with an error that
+// describes the queue (ioQueue.state) instead of waiting on: longer than
+// the kernel's own command timeouts with their retries (30 s, five
+// times, for SCSI and NVMe), after which a device has failed the I/O. A
+// variable for tests.
+var stallLimit = 5 * time.Minute
+
+// waitSlice bounds each of a queue's waits without a caller's limit, so
+// that the queue's goroutine comes back to check for a stall
+// (stallLimit) at least this often.
+const waitSlice = time.Second
+
+// abandoned holds the queues that were left with operations in flight
+// (a stall, a broken queue) and their slots: the kernel may still write
+// to the slots' buffers, so neither is closed nor handed back to the
+// garbage collector.
+var abandoned struct {
+	sync.Mutex
+	queues []ioQueue
+	slots  [][]*slot
+}
+
+func abandon(q ioQueue, slots []*slot) {
+	abandoned.Lock()
+	defer abandoned.Unlock()
+	abandoned.queues = append(abandoned.queues, q)
+	abandoned.slots = append(abandoned.slots, slots)
+}
+
 // pending is a slot whose next operation is due later (a start delay or
 // an open-loop arrival).
 type pending struct {
@@ -276,8 +344,9 @@ type pending struct {
 }
 
 // runQueue keeps the stream's slots busy through q until every slot has
-// retired and nothing is in flight.
-func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFile, wraps [][]FileUnwrapper) {
+// retired and nothing is in flight, or the queue fails. It reports
+// whether nothing was left in flight (q may then be closed).
+func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFile, wraps [][]FileUnwrapper) (drained bool) {
 	var mu sync.Locker = &st.jr.mu
 	if st.job.NumJobs == 1 {
 		mu = noLock{}
@@ -294,6 +363,7 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 	inflight := 0
 	var qerr error
 	now := c.Now()
+	progress := now // when an operation last completed, or the queue last became busy
 	fail := func(err error) {
 		// The kernel refused the queue itself: fail the job, but
 		// still reap what is in flight (its buffers are ours).
@@ -356,6 +426,9 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 			return
 		}
 		sl.at, sl.slat = issued, issued-prep
+		if inflight == 0 {
+			progress = issued
+		}
 		inflight++
 	}
 	reaped := func(i int, res int64) {
@@ -388,7 +461,15 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 		}
 		free = append(free, i)
 	}
+	yielded := now
 	for {
+		if inflight == 0 && now-yielded >= yieldEvery {
+			// Rescheduled here, between I/Os, the goroutine is not
+			// preempted during one (see yieldEvery).
+			runtime.Gosched()
+			now = c.Now()
+			yielded = now
+		}
 		for len(free) > 0 && qerr == nil {
 			i := free[len(free)-1]
 			free = free[:len(free)-1]
@@ -415,7 +496,7 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 		}
 		if inflight == 0 {
 			if len(delayed) == 0 || qerr != nil {
-				return
+				return true
 			}
 			c.Wait(earliest(delayed))
 			now = c.Now()
@@ -425,19 +506,28 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 		if len(delayed) > 0 {
 			timeout = max(earliest(delayed)-c.Now(), 0)
 		}
-		if inflight > 0 {
-			if err := q.wait(timeout); err != nil {
-				fail(err)
-			}
+		seen, err := q.wait(timeout)
+		if err != nil {
+			fail(err)
 		}
 		// One timestamp per reaped batch, as fio takes it, and at most
 		// iodepth_batch_complete_max (default 1) per batch: fio reaps one
 		// completion, refills its slot, and only then reaps the next.
 		now = c.Now()
+		if seen != 0 { // back-dated over the preemption
+			now -= time.Duration(monotonicNow() - seen)
+		}
+		before := inflight
 		q.reap(max(st.job.ReapBatch, 1), reaped)
+		switch {
+		case inflight < before:
+			progress = now
+		case qerr == nil && now-progress >= stallLimit:
+			fail(fmt.Errorf("no I/O completed in %v with %d in flight: %s", stallLimit, inflight, q.state()))
+		}
 		if qerr != nil && inflight > 0 {
 			// Nothing more can be learnt from a broken queue.
-			return
+			return false
 		}
 	}
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -47,10 +48,11 @@ type aio struct {
 	cbs     []iocb
 	queued  []*iocb
 	events  []ioEvent
-	pending int  // events[:pending] are ready, not yet handed out by reap
-	raw     bool // wait without giving up the goroutine's P (see ioQueue)
+	pending int    // events[:pending] are ready, not yet handed out by reap
+	taken   uint64 // operations the kernel has taken (or refused)
+	reaped  uint64 // completions handed out by reap
+	raw     bool   // wait without giving up the goroutine's P (see ioQueue)
 	timeout unix.Timespec
-	ts      *unix.Timespec // &timeout, or nil: no limit
 }
 
 var _ ioQueue = (*aio)(nil)
@@ -82,51 +84,77 @@ func (a *aio) prep(i, fi int, op models.Op, off int64, buf []byte) {
 
 func (a *aio) submit() (int, error) {
 	q := a.queued
+	defer func() { a.queued = a.queued[:0] }() // the same array: no allocation per batch
+	var retrying time.Time
 	for len(q) > 0 {
 		n, _, errno := unix.Syscall(unix.SYS_IO_SUBMIT, a.ctx, uintptr(len(q)), uintptr(unsafe.Pointer(&q[0])))
-		switch errno {
-		case 0:
-			q = q[n:]
-		case unix.EINTR, unix.EAGAIN:
-		default:
+		switch {
+		case errno == unix.EINTR || errno == unix.EAGAIN:
+			// A signal, or the kernel short of memory for a moment.
+			if retrying.IsZero() {
+				retrying = time.Now()
+			} else if time.Since(retrying) > waitSlice {
+				done := len(a.queued) - len(q)
+				a.taken += uint64(done)
+				return done, fmt.Errorf("io_submit: %w for %v: %s", errno, waitSlice, a.state())
+			}
+		case errno != 0:
 			// The first operation was refused (most file systems have
 			// no asynchronous fsync): it completes with the error.
 			a.events[a.pending] = ioEvent{data: q[0].data, res: -int64(errno)}
 			a.pending++
+			a.taken++
 			q = q[1:]
+		case n == 0 || int(n) > len(q):
+			done := len(a.queued) - len(q)
+			a.taken += uint64(done)
+			return done, fmt.Errorf("io_submit took %d of %d operations: %s", n, len(q), a.state())
+		default:
+			a.taken += uint64(n)
+			q = q[n:]
 		}
 	}
-	done := len(a.queued)
-	a.queued = a.queued[:0] // the same array: no allocation per batch
-	return done, nil
+	return len(a.queued), nil
 }
 
-func (a *aio) wait(timeout time.Duration) error {
+func (a *aio) wait(timeout time.Duration) (int64, error) {
 	if a.pending > 0 {
-		return nil
+		return 0, nil
 	}
-	a.ts = nil
-	if timeout >= 0 {
-		a.timeout = unix.NsecToTimespec(int64(timeout))
-		a.ts = &a.timeout
+	limited := timeout >= 0
+	if !limited {
+		timeout = waitSlice
 	}
-	getevents := unix.Syscall6
-	if a.raw {
-		getevents = unix.RawSyscall6
-	}
+	a.timeout = unix.NsecToTimespec(int64(timeout))
+	signalled := false
+	deferTS := unix.NsecToTimespec(int64(deferPreemption))
 	for {
-		n, _, errno := getevents(unix.SYS_IO_GETEVENTS, a.ctx, 1, uintptr(len(a.events)), uintptr(unsafe.Pointer(&a.events[0])), uintptr(unsafe.Pointer(a.ts)), 0)
-		switch errno {
-		case 0:
-			a.pending = int(n)
-			return nil
-		case unix.EINTR:
-			if a.raw {
-				return nil // a signal (the runtime preempting): back to Go code, the caller waits again
-			}
-			continue
+		// No call here can be preempted after a signal (see ioQueue.wait).
+		var n uintptr
+		var errno syscall.Errno
+		if a.raw {
+			n, _, errno = unix.RawSyscall6(unix.SYS_IO_GETEVENTS, a.ctx, 1, uintptr(len(a.events)), uintptr(unsafe.Pointer(&a.events[0])), uintptr(unsafe.Pointer(&a.timeout)), 0)
+		} else {
+			n, _, errno = unix.Syscall6(unix.SYS_IO_GETEVENTS, a.ctx, 1, uintptr(len(a.events)), uintptr(unsafe.Pointer(&a.events[0])), uintptr(unsafe.Pointer(&a.timeout)), 0)
 		}
-		return fmt.Errorf("io_getevents: %w", errno)
+		switch {
+		case errno == 0:
+			a.pending = int(n)
+			if signalled && n > 0 {
+				return monotonicNow(), nil
+			}
+			return 0, nil // completions, or the time is up
+		case errno == unix.EINTR && a.raw && !limited:
+			// The runtime preempting: finish the wait first, for a while.
+			signalled = true
+			a.timeout = deferTS
+		case errno == unix.EINTR:
+			// Back to the caller, which waits again (and, after a
+			// signal, lets the runtime preempt the goroutine).
+			return 0, nil
+		default:
+			return 0, fmt.Errorf("io_getevents: %w", errno)
+		}
 	}
 }
 
@@ -135,12 +163,17 @@ func (a *aio) reap(max int, fn func(i int, res int64)) {
 	if max > 0 {
 		n = min(n, max)
 	}
+	a.reaped += uint64(n)
 	for _, e := range a.events[:n] {
 		fn(int(e.data), e.res)
 	}
 	// Those left over move to the front, where the next reap (and a
 	// refused submission's event) expects them.
 	a.pending = copy(a.events, a.events[n:a.pending])
+}
+
+func (a *aio) state() string {
+	return fmt.Sprintf("libaio: %d operations taken by the kernel, %d completions reaped, %d ready", a.taken, a.reaped, a.pending)
 }
 
 func (a *aio) close() {

@@ -4,10 +4,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/nasemu/nasemu/models"
 )
@@ -95,7 +102,7 @@ func TestQueueReapsAtMost(t *testing.T) {
 			}
 			deadline := time.Now().Add(10 * time.Second)
 			for len(got) == 0 && time.Now().Before(deadline) {
-				if err := q.wait(time.Second); err != nil {
+				if _, err := q.wait(time.Second); err != nil {
 					t.Fatal(err)
 				}
 				q.reap(1, collect)
@@ -104,7 +111,7 @@ func TestQueueReapsAtMost(t *testing.T) {
 				t.Fatalf("reap(1) handed out %d completions", len(got))
 			}
 			for len(got) < depth && time.Now().Before(deadline) {
-				if err := q.wait(time.Second); err != nil {
+				if _, err := q.wait(time.Second); err != nil {
 					t.Fatal(err)
 				}
 				q.reap(0, collect)
@@ -115,4 +122,304 @@ func TestQueueReapsAtMost(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestQueueWaitOutlastsSignal checks that a raw wait which a signal
+// interrupts (the runtime preempting the goroutine) goes on until an
+// operation completes and tells when it saw it, for deferPreemption at
+// most: a read from a pipe is in flight when the waiting thread gets
+// SIGURG, the runtime's preemption signal, and its byte is written after
+// a while.
+func TestQueueWaitOutlastsSignal(t *testing.T) {
+	defer func(d time.Duration) { deferPreemption = d }(deferPreemption)
+	for _, c := range []struct {
+		name     string
+		deferFor time.Duration
+		outlasts bool
+	}{{"outlasts", time.Minute, true}, {"gives-up", time.Millisecond, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			deferPreemption = c.deferFor
+			signalledWait(t, 200*time.Millisecond, c.outlasts)
+		})
+	}
+}
+
+// signalledWait waits on a ring for a read from a pipe, signals the
+// waiting thread, writes the byte gap later, and checks whether the
+// wait saw the completion (outlasts) or gave up before it.
+func signalledWait(t *testing.T, gap time.Duration, outlasts bool) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[0])
+	defer unix.Close(p[1])
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	tid := unix.Gettid()
+	q := ringReading(t, p[0], 8, true)
+	var wrote atomic.Int64
+	failed := make(chan error, 1)
+	go func() {
+		// Once the thread waits in io_uring_enter, signal it, then
+		// give the read its byte.
+		enter := fmt.Sprint(unix.SYS_IO_URING_ENTER) + " "
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/syscall", tid))
+			if err == nil && strings.HasPrefix(string(b), enter) {
+				break
+			}
+			if time.Now().After(deadline) {
+				failed <- fmt.Errorf("the thread never waited in io_uring_enter (%q, %v)", b, err)
+				unix.Write(p[1], []byte{1})
+				return
+			}
+		}
+		if err := unix.Tgkill(unix.Getpid(), tid, unix.SIGURG); err != nil {
+			failed <- err
+		}
+		time.Sleep(gap)
+		wrote.Store(monotonicNow())
+		unix.Write(p[1], []byte{1})
+		failed <- nil
+	}()
+	seen, err := q.wait(-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !outlasts {
+		if seen != 0 {
+			t.Fatalf("wait went on %v after the signal, until the byte came", gap)
+		}
+		for seen == 0 && err == nil {
+			seen, err = q.wait(-1)
+			if seen == 0 && atomic.LoadUint32(q.cqTail) != atomic.LoadUint32(q.cqHead) {
+				break
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-failed; err != nil {
+		t.Fatal(err)
+	}
+	if outlasts && (seen == 0 || seen < wrote.Load()) {
+		t.Fatalf("wait returned at %d, the byte was written at %d: the signal ended the wait", seen, wrote.Load())
+	}
+	var res int64
+	q.reap(0, func(i int, r int64) { res = r })
+	if res != 1 {
+		t.Fatalf("read returned %d, want 1 byte", res)
+	}
+}
+
+// TestIOEngineUnderSignals runs many short jobs on each asynchronous
+// engine, waiting in raw system calls (two Ps) and in ordinary ones
+// (one), while every thread of the process gets SIGURG, the runtime's
+// preemption signal, every 100 µs: far more often than the runtime sends
+// it, so that signals land in every system call of the engines, the
+// submissions' included. Each job must end with exactly its I/Os done;
+// a submission counted twice or a completion lost would leave an I/O
+// in flight that never completes, which stallLimit turns into an error
+// naming the queue's state instead of a hang.
+func TestIOEngineUnderSignals(t *testing.T) {
+	tg := stallingAfter(t, 5*time.Second)
+	const ios = 200
+	job := Job{Name: "s", BS: 4096, Size: 4 << 20, NumberIOs: ios, Filename: "signals.dat"}
+	// The file is laid out first: fallocate may fail with EINTR (tmpfs),
+	// which is not what this test is about.
+	layout := job
+	layout.RW, layout.Engine, layout.NumberIOs = Read, EnginePsync, 1
+	if _, err := Run(tg, []Job{layout}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	stop := signalStorm(t, 100*time.Microsecond)
+	defer stop()
+	for _, procs := range []int{1, 2} {
+		for _, e := range []Engine{EngineIOUring, EngineLibaio} {
+			for _, c := range []struct {
+				rw     RW
+				qd     int
+				direct bool
+			}{{RandRead, 1, true}, {RandWrite, 8, true}, {RandRead, 4, false}, {RandWrite, 1, false}} {
+				t.Run(fmt.Sprintf("procs=%d/engine=%s/rw=%s/qd=%d/direct=%v", procs, e, c.rw, c.qd, c.direct), func(t *testing.T) {
+					defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+					for seed := range uint64(6) {
+						j := job
+						j.RW, j.IODepth, j.Engine, j.Direct = c.rw, c.qd, e, c.direct
+						rep, err := Run(tg, []Job{j}, Options{Seed: seed})
+						if err != nil {
+							t.Fatal(err)
+						}
+						if got := rep.Results[0].IOs; got != ios {
+							t.Fatalf("seed %d: %d I/Os done, want %d", seed, got, ios)
+						}
+						if used := tg.clock.Engines(); !slices.Contains(used, EngineUse{Job: "s", Requested: e, Used: e}) {
+							t.Fatalf("did not run on %s: %+v", e, used)
+						}
+					}
+				})
+			}
+		}
+	}
+	if n := stop(); n == 0 {
+		t.Fatal("no signal was sent")
+	}
+}
+
+// signalStorm sends SIGURG to every thread of the process every gap
+// until the returned function is called; that returns how many signals
+// were sent (and may be called again).
+func signalStorm(t *testing.T, gap time.Duration) (stop func() int64) {
+	done := make(chan struct{})
+	var sent atomic.Int64
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		pid := unix.Getpid()
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(gap):
+			}
+			tasks, err := os.ReadDir("/proc/self/task")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for _, task := range tasks {
+				if tid, err := strconv.Atoi(task.Name()); err == nil && unix.Tgkill(pid, tid, unix.SIGURG) == nil {
+					sent.Add(1)
+				}
+			}
+		}
+	})
+	var once sync.Once
+	return func() int64 {
+		once.Do(func() { close(done); wg.Wait() })
+		return sent.Load()
+	}
+}
+
+// dropFirst is a queue that loses its first completion: the engine then
+// counts an operation in flight that the kernel has finished, as a lost
+// completion or a submission counted twice would leave it.
+type dropFirst struct {
+	ioQueue
+	dropped bool
+}
+
+func (d *dropFirst) reap(max int, fn func(i int, res int64)) {
+	d.ioQueue.reap(max, func(i int, res int64) {
+		if !d.dropped {
+			d.dropped = true
+			return
+		}
+		fn(i, res)
+	})
+}
+
+// TestIOEngineStallFails checks that a queue whose operation never
+// completes fails its job after stallLimit, with an error that gives the
+// queue's state, and is kept rather than closed (the kernel could still
+// write to its buffers).
+func TestIOEngineStallFails(t *testing.T) {
+	tg := stallingAfter(t, 300*time.Millisecond)
+	for _, e := range []Engine{EngineIOUring, EngineLibaio} {
+		t.Run(string(e), func(t *testing.T) {
+			mk := queueFactories[e]
+			var q *dropFirst
+			queueFactories[e] = func(depth int, fds []int, bufs [][]byte, raw bool) (ioQueue, error) {
+				inner, err := mk(depth, fds, bufs, raw)
+				if err != nil {
+					return nil, err
+				}
+				q = &dropFirst{ioQueue: inner}
+				return q, nil
+			}
+			defer func() { queueFactories[e] = mk }()
+			abandoned.Lock()
+			before := len(abandoned.queues)
+			abandoned.Unlock()
+			j := Job{Name: "stall", RW: RandRead, BS: 4096, Size: 1 << 20, IODepth: 1, Engine: e, Direct: true, NumberIOs: 100, Filename: "stall.dat"}
+			start := time.Now()
+			_, err := Run(tg, []Job{j}, Options{Seed: 1})
+			took := time.Since(start)
+			if err == nil || !strings.Contains(err.Error(), "no I/O completed in 300ms with 1 in flight") || !strings.Contains(err.Error(), "1 operations taken by the kernel") {
+				t.Fatalf("error %v, want a stall with the queue's state", err)
+			}
+			if took > stallLimit+waitSlice+5*time.Second {
+				t.Errorf("the stall took %v to tell", took)
+			}
+			abandoned.Lock()
+			defer abandoned.Unlock()
+			if len(abandoned.queues) != before+1 || abandoned.queues[before] != q {
+				t.Fatalf("the stalled queue was not kept (%d kept, %d before)", len(abandoned.queues), before)
+			}
+			// Nothing is in flight in fact: release it.
+			abandoned.queues, abandoned.slots = abandoned.queues[:before], abandoned.slots[:before]
+			q.close()
+		})
+	}
+}
+
+// TestURingCountsTakenEntries checks that a submission which the kernel
+// finds nothing to take (the queue counting an entry it already
+// submitted) is an error that names the ring's state, not a wait that
+// never ends.
+func TestURingCountsTakenEntries(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Truncate(4096); err != nil {
+		t.Fatal(err)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	q := ringReading(t, int(f.Fd()), 4096, false)
+	q.inRing++ // as if the entry had been counted twice
+	n, err := q.submit()
+	if n != 0 || err == nil || !strings.Contains(err.Error(), "took 0 of the 1 entries") || !strings.Contains(err.Error(), "submission ring head 1, tail 1") {
+		t.Fatalf("submit: %d, %v; want an error naming the ring's state", n, err)
+	}
+}
+
+// ringReading sets up a ring of one slot on fd, on the calling thread
+// (which the caller has locked), with a read of n bytes at offset 0
+// submitted; the ring is closed when the test ends.
+func ringReading(t *testing.T, fd, n int, raw bool) *uring {
+	t.Helper()
+	q, err := newURing(1, []int{fd}, nil, raw)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	buf := make([]byte, n)
+	t.Cleanup(func() {
+		q.close()
+		runtime.KeepAlive(buf) // the kernel's until then
+	})
+	q.prep(0, 0, models.Read, 0, buf)
+	if got, err := q.submit(); got != 1 || err != nil {
+		t.Fatalf("submit: %d, %v", got, err)
+	}
+	return q.(*uring)
+}
+
+// stallingAfter sets stallLimit to d until the test ends and returns a
+// target on a directory of the test's.
+func stallingAfter(t *testing.T, d time.Duration) *Path {
+	old := stallLimit
+	stallLimit = d
+	t.Cleanup(func() { stallLimit = old })
+	tg, err := OpenPath(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
 }

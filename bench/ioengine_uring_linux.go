@@ -96,6 +96,7 @@ type uring struct {
 	ringMem  []byte
 	cqMem    []byte
 	sqeMem   []byte
+	sqHead   *uint32
 	sqTail   *uint32
 	sqMask   uint32
 	sqArray  []uint32
@@ -106,6 +107,8 @@ type uring struct {
 	cqes     []uringCQE
 	toSubmit uint32 // prepared, not yet in the ring's tail
 	inRing   uint32 // in the ring's tail, not yet consumed by the kernel
+	taken    uint64 // operations the kernel has consumed
+	reaped   uint64 // completions handed out by reap
 	fixedBuf bool
 	raw      bool // wait without giving up the goroutine's P (see ioQueue)
 	bufs     [][]byte
@@ -194,6 +197,7 @@ func (r *uring) mmap(p *uringParams) error {
 		return fmt.Errorf("io_uring: mapping the submission entries: %w", err)
 	}
 	sq := r.ringMem
+	r.sqHead = (*uint32)(unsafe.Pointer(&sq[p.sqOff.head]))
 	r.sqTail = (*uint32)(unsafe.Pointer(&sq[p.sqOff.tail]))
 	r.sqMask = *(*uint32)(unsafe.Pointer(&sq[p.sqOff.ringMask]))
 	r.sqArray = unsafe.Slice((*uint32)(unsafe.Pointer(&sq[p.sqOff.array])), p.sqEntries)
@@ -237,43 +241,74 @@ func (r *uring) submit() (int, error) {
 	r.inRing += r.toSubmit
 	r.toSubmit = 0
 	done := 0
+	var retrying time.Time
 	for r.inRing > 0 {
 		// GETEVENTS without a minimum, as fio submits: the kernel also
 		// posts completions it deferred (DEFER_TASKRUN) to the ring.
+		// The kernel consumes entries before it looks at completions and
+		// reports an error only when it consumed none, so an error never
+		// hides entries it took.
 		got, err := r.enter(r.inRing, 0, uringEnterGetEvents, nil, 0)
 		switch {
 		case err == unix.EINTR || err == unix.EAGAIN || err == unix.EBUSY:
+			// A signal, or the kernel short of memory for a moment.
+			if retrying.IsZero() {
+				retrying = time.Now()
+			} else if time.Since(retrying) > waitSlice {
+				return done, fmt.Errorf("io_uring_enter: %w for %v: %s", err, waitSlice, r.state())
+			}
 			continue
 		case err != nil:
 			return done, fmt.Errorf("io_uring_enter: %w", err)
+		case got == 0 || uint32(got) > r.inRing:
+			// The kernel found other entries than this queue counts in
+			// the ring: its count is wrong, and waiting for the
+			// operations would never end.
+			return done, fmt.Errorf("io_uring_enter took %d of the %d entries counted in the ring: %s", got, r.inRing, r.state())
 		}
-		n := min(uint32(got), r.inRing)
-		r.inRing -= n
-		done += int(n)
+		r.inRing -= uint32(got)
+		r.taken += uint64(got)
+		done += int(got)
 	}
 	return done, nil
 }
 
-func (r *uring) wait(timeout time.Duration) error {
+func (r *uring) wait(timeout time.Duration) (int64, error) {
 	if atomic.LoadUint32(r.cqTail) != atomic.LoadUint32(r.cqHead) {
-		return nil // completions are waiting already
+		return 0, nil // completions are waiting already
 	}
-	r.arg = uringGeteventsArg{}
-	if timeout >= 0 {
-		r.ts = unix.NsecToTimespec(int64(timeout))
-		r.arg.ts = uint64(uintptr(unsafe.Pointer(&r.ts)))
+	limited := timeout >= 0
+	if !limited {
+		timeout = waitSlice
 	}
+	r.ts = unix.NsecToTimespec(int64(timeout))
+	r.arg = uringGeteventsArg{ts: uint64(uintptr(unsafe.Pointer(&r.ts)))}
+	signalled := false
+	deferTS := unix.NsecToTimespec(int64(deferPreemption))
 	for {
-		_, err := r.enter(0, 1, uringEnterGetEvents|uringEnterExtArg, unsafe.Pointer(&r.arg), unsafe.Sizeof(r.arg))
-		switch {
-		case err == unix.EINTR && r.raw:
-			return nil // a signal (the runtime preempting): back to Go code, the caller waits again
-		case err == unix.EINTR || err == unix.EAGAIN || err == unix.EBUSY:
-			continue
-		case err == unix.ETIME || err == nil:
-			return nil
+		// Not through r.enter: after a signal this loop must call
+		// nothing that can be preempted (see ioQueue.wait).
+		var errno syscall.Errno
+		if r.raw {
+			_, _, errno = unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), 0, 1, uringEnterGetEvents|uringEnterExtArg, uintptr(unsafe.Pointer(&r.arg)), unsafe.Sizeof(r.arg))
+		} else {
+			_, _, errno = unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), 0, 1, uringEnterGetEvents|uringEnterExtArg, uintptr(unsafe.Pointer(&r.arg)), unsafe.Sizeof(r.arg))
 		}
-		return fmt.Errorf("io_uring_enter: %w", err)
+		switch {
+		case errno == unix.EINTR && r.raw && !limited:
+			// The runtime preempting: finish the wait first, for a while.
+			signalled = true
+			r.ts = deferTS
+		case errno == 0 && signalled:
+			return monotonicNow(), nil
+		case errno == 0 || errno == unix.ETIME || errno == unix.EINTR || errno == unix.EAGAIN || errno == unix.EBUSY:
+			// Back to the caller, which reaps what there is and waits
+			// again, or tells a stall (and, after a signal, lets the
+			// runtime preempt the goroutine).
+			return 0, nil
+		default:
+			return 0, fmt.Errorf("io_uring_enter: %w", errno)
+		}
 	}
 }
 
@@ -295,9 +330,15 @@ func (r *uring) reap(max int, fn func(i int, res int64)) {
 	tail := atomic.LoadUint32(r.cqTail)
 	for n := 0; head != tail && (max <= 0 || n < max); head, n = head+1, n+1 {
 		c := r.cqes[head&r.cqMask]
+		r.reaped++
 		fn(int(c.userData), int64(c.res))
 	}
 	atomic.StoreUint32(r.cqHead, head)
+}
+
+func (r *uring) state() string {
+	return fmt.Sprintf("io_uring: %d operations taken by the kernel, %d completions reaped; submission ring head %d, tail %d, %d entries prepared, %d not taken; completion ring head %d, tail %d",
+		r.taken, r.reaped, atomic.LoadUint32(r.sqHead), atomic.LoadUint32(r.sqTail), r.toSubmit, r.inRing, atomic.LoadUint32(r.cqHead), atomic.LoadUint32(r.cqTail))
 }
 
 func (r *uring) close() {
@@ -323,6 +364,17 @@ func uringRegister(fd int, op uint32, arg unsafe.Pointer, n uint32) error {
 		return errno
 	}
 	return nil
+}
+
+// monotonicNow reads CLOCK_MONOTONIC, the clock of the runtime's
+// monotonic time, in a raw system call: where the goroutine must not be
+// preempted (see ioQueue.wait).
+//
+//go:nosplit
+func monotonicNow() int64 {
+	var ts unix.Timespec
+	unix.RawSyscall6(unix.SYS_CLOCK_GETTIME, unix.CLOCK_MONOTONIC, uintptr(unsafe.Pointer(&ts)), 0, 0, 0, 0)
+	return int64(ts.Sec)*1e9 + int64(ts.Nsec)
 }
 
 // errnoErr turns a negated result into its error.
