@@ -80,8 +80,8 @@ func (h *file) Read(ctx context.Context, buf []byte, off int64) (res fuse.ReadRe
 	if errno == 0 {
 		errno = h.fs.chargeIO(models.Read, pieces, func() (err error) {
 			if h.fs.spliceReads && spliceFits(len(buf)) {
-				if pair, n, err = loadPipe(h.fd, len(buf), off); pair != nil || err != nil {
-					return err
+				if pair, n = loadPipe(h.fd, len(buf), off); pair != nil {
+					return nil
 				}
 			}
 			n, err = syscall.Pread(h.fd, buf, off)

@@ -46,16 +46,19 @@ func PipeSizeFor(maxRead int) int {
 
 // loadPipe splices up to size bytes of fd at off into a pipe from
 // go-fuse's pool and returns the pipe and the bytes it holds (fewer at the
-// end of the file). A nil pipe without an error means the host gave no
-// pipe of that size: the caller reads otherwise.
-func loadPipe(fd, size int, off int64) (*splice.Pair, int, error) {
+// end of the file). A nil pipe means the host gave no pipe of that size or
+// the splice failed: the caller reads otherwise (and meets the error, if
+// the file has one).
+func loadPipe(fd, size int, off int64) (*splice.Pair, int) {
 	pair, err := splice.Get()
 	if err != nil {
-		return nil, 0, nil
+		return nil, 0
 	}
-	if err := pair.Grow(size); err != nil {
+	// A page more than size: a range that does not start on a page
+	// boundary takes one pipe buffer more than its pages.
+	if err := pair.Grow(size + os.Getpagesize()); err != nil {
 		splice.Drop(pair)
-		return nil, 0, nil
+		return nil, 0
 	}
 	n := 0
 	for n < size {
@@ -65,14 +68,14 @@ func loadPipe(fd, size int, off int64) (*splice.Pair, int, error) {
 		}
 		if err != nil {
 			splice.Done(pair)
-			return nil, 0, err
+			return nil, 0
 		}
 		if k == 0 {
 			break // the end of the file
 		}
 		n += k
 	}
-	return pair, n, nil
+	return pair, n
 }
 
 // splicedRead is a read's answer held in a pipe. go-fuse splices it into

@@ -59,6 +59,15 @@ func TestSplicedReads(t *testing.T) {
 		}
 		return res
 	}
+	// Off a page boundary: one pipe buffer more than the range's pages.
+	mid := read(1, 256<<10)
+	if _, ok := mid.(*splicedRead); !ok {
+		t.Errorf("a 256 KiB read was answered by %T, not by splice", mid)
+	}
+	if b, status := mid.Bytes(nil); !status.Ok() || !bytes.Equal(b, data[1:1+256<<10]) {
+		t.Errorf("at offset 1: %d bytes (%v), want 256 KiB of the file's", len(b), status)
+	}
+	mid.Done()
 	end := read(int64(len(data))-100, 64<<10) // the file's end: 100 bytes
 	if b, status := end.Bytes(nil); !status.Ok() || !bytes.Equal(b, data[len(data)-100:]) {
 		t.Errorf("at the end of the file: %d bytes (%v), want the last 100", len(b), status)
