@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"errors"
 	"sync"
 	"time"
 )
@@ -29,12 +30,17 @@ type PowerLosser interface {
 // the base store at once (so that the emulator killed keeps them, as a NAS
 // that wrote everything back before it stopped); before a block is first
 // overwritten since the last Sync, its synced contents are saved, and
-// PowerLoss puts them back. Like a page cache it writes back (syncs the
-// base and forgets the saved blocks) when the saved bytes would exceed its
-// limit and when its oldest unsynced write is 30 s old by the clock.
+// PowerLoss puts them back. Like a page cache it writes back (forgets the
+// saved blocks: a power loss keeps those writes) when the saved bytes would
+// exceed its limit and when its oldest unsynced write is 30 s old by the
+// clock. A write-back does not sync the base: the bytes are in it already,
+// and the host writes them to its disk in its own time, as it does a stock
+// server's; a sync under the lock made every write wait for the host's
+// disk, which the modelled NAS never does. Sync and Close sync the base.
 //
 // Writes, trims and PowerLoss exclude each other, so that a loss either
-// undoes a whole write or comes after it.
+// undoes a whole write or comes after it. Sync excludes them only while it
+// drops the saved blocks, not during the base's sync.
 type UndoStore struct {
 	base  Store
 	clock Clock
@@ -72,8 +78,9 @@ func (s *UndoStore) Size() int64 { return s.base.Size() }
 // ReadAt implements io.ReaderAt.
 func (s *UndoStore) ReadAt(p []byte, off int64) (int, error) { return s.base.ReadAt(p, off) }
 
-// Close implements Store.
-func (s *UndoStore) Close() error { return s.base.Close() }
+// Close implements Store. It syncs the base first: what was written back
+// is on the host's disk after a clean stop.
+func (s *UndoStore) Close() error { return errors.Join(s.base.Sync(), s.base.Close()) }
 
 // WriteAt implements io.WriterAt.
 func (s *UndoStore) WriteAt(p []byte, off int64) (int, error) {
@@ -116,9 +123,7 @@ func (s *UndoStore) save(off, n int64) error {
 		return nil
 	}
 	if s.bytes+(last-first+1)*undoBlock > s.limit || s.dirty > 0 && s.clock != nil && now-s.since >= dirtyExpire {
-		if err := s.writeBackLocked(); err != nil {
-			return err
-		}
+		s.writeBackLocked()
 	}
 	if n > s.limit {
 		return nil // written back above; the caller's change is durable at once
@@ -141,23 +146,26 @@ func (s *UndoStore) save(off, n int64) error {
 	return nil
 }
 
-// writeBackLocked makes what was written durable and forgets the saved
-// blocks.
-func (s *UndoStore) writeBackLocked() error {
-	if err := s.base.Sync(); err != nil {
-		return err
-	}
+// writeBackLocked makes what was written durable for the modelled NAS —
+// a power loss no longer undoes it — by forgetting the saved blocks.
+func (s *UndoStore) writeBackLocked() {
 	clear(s.saved)
 	s.bytes, s.dirty = 0, 0
-	return nil
 }
 
 // Sync implements Store: every write completed before it survives a power
-// loss.
+// loss, and is on the base's storage when Sync returns. The saved blocks
+// are dropped first, under the lock, so that a loss from then on keeps
+// those writes; the base is synced after, without the lock, so that
+// writes and trims go on meanwhile (a loss undoes those, as they came
+// after the sync began). A failed sync of the base is reported, and the
+// writes stay kept by a power loss, as a real flush that fails may have
+// written any part of them.
 func (s *UndoStore) Sync() error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.writeBackLocked()
+	s.writeBackLocked()
+	s.mu.Unlock()
+	return s.base.Sync()
 }
 
 // PowerLoss implements PowerLosser: every write since the last sync (or

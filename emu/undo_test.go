@@ -2,6 +2,7 @@ package emu_test
 
 import (
 	"bytes"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -69,5 +70,78 @@ func TestUndoStoreWritesBack(t *testing.T) {
 		if p[0] != want {
 			t.Errorf("at %d: %q, want %q", off, p[0], want)
 		}
+	}
+}
+
+// gatedStore is a store whose first Sync waits until the test opens the
+// gate; it counts the Syncs.
+type gatedStore struct {
+	emu.Store
+	syncing chan struct{} // closed when the first Sync has begun
+	gate    chan struct{}
+	syncs   atomic.Int64
+}
+
+func (s *gatedStore) Sync() error {
+	if s.syncs.Add(1) == 1 {
+		close(s.syncing)
+		<-s.gate
+	}
+	return s.Store.Sync()
+}
+
+// A Sync (SYNCHRONIZE CACHE) holds no write while the base syncs, yet what
+// it acknowledges survives a power loss, one during the base's sync too:
+// writes before the Sync are kept, writes after it began are undone. A
+// write-back at the limit does not sync the base; Close does.
+func TestUndoStoreSyncsWithoutHoldingWrites(t *testing.T) {
+	base := &gatedStore{Store: emu.NewMemStore(1 << 20), syncing: make(chan struct{}), gate: make(chan struct{})}
+	s := emu.NewUndoStore(base, 16<<10, nil)
+	s.WriteAt([]byte("before"), 0)
+	synced := make(chan error, 1)
+	go func() { synced <- s.Sync() }()
+	<-base.syncing
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := s.WriteAt([]byte("AFTER!"), 4096)
+		wrote <- err
+	}()
+	select {
+	case err := <-wrote:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		close(base.gate)
+		t.Fatal("a write waited for the base's sync")
+	}
+	if lost := s.PowerLoss(); lost != 6 {
+		t.Errorf("a power loss during the sync lost %d bytes, want the 6 written after it began", lost)
+	}
+	close(base.gate)
+	if err := <-synced; err != nil {
+		t.Fatal(err)
+	}
+	p := make([]byte, 6)
+	for off, want := range map[int64]string{0: "before", 4096: "\x00\x00\x00\x00\x00\x00"} {
+		s.ReadAt(p, off)
+		if string(p) != want {
+			t.Errorf("at %d after the power loss: %q, want %q", off, p, want)
+		}
+	}
+	n := base.syncs.Load()
+	s.WriteAt(bytes.Repeat([]byte("a"), 12<<10), 0)
+	s.WriteAt(bytes.Repeat([]byte("b"), 8<<10), 64<<10) // past the limit: a write-back
+	if got := s.Unsynced(); got != 8<<10 {
+		t.Errorf("unsynced %d bytes after passing the limit, want the last write's 8 KiB", got)
+	}
+	if got := base.syncs.Load(); got != n {
+		t.Errorf("a write-back synced the base %d times", got-n)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := base.syncs.Load(); got != n+1 {
+		t.Errorf("Close synced the base %d times, want once", got-n)
 	}
 }

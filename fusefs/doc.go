@@ -245,6 +245,7 @@
 //     hides, Lookup, Getattr, Setattr with truncation, Statfs.
 //   - open.go: Create and Open, and the flags a backing file is opened with.
 //   - file.go: open file handles: Read, Write, Fsync, Flush, Release.
+//   - splice.go: answering reads by splice from the backing file.
 //   - front.go: what the front (direct or smbd) changes in open flags.
 //   - namespace.go: Unlink, Rmdir, Mkdir, Mknod, Symlink, Link.
 //   - rename.go: Rename, journaled or not.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/hanwen/go-fuse/v2/splice"
 	"github.com/nasemu/nasemu/emu/extent"
 	"github.com/nasemu/nasemu/models"
 )
@@ -57,7 +58,14 @@ func (f *FS) newFile(lf *fs.LoopbackFile, ino uint64, inode *fs.Inode, boot uint
 func (h *handle) stale() bool { return h.fs.reboot.stale(h.boot) }
 
 // Read implements fs.FileReader: the mapped blocks of the range are charged
-// as reads of the volume, then the bytes come from the backing file.
+// as reads of the volume, then the bytes come from the backing file —
+// spliced into the reply where the mount splices (see splice.go), read
+// into buf otherwise.
+//
+// A read that returns data holds reboot.mu for reading from its check of
+// the handle until its reply is written (Done of the spliced answer): a
+// pipe holds the backing file's pages by reference, so a power loss that
+// restored them before the reply would change what the client gets.
 func (h *file) Read(ctx context.Context, buf []byte, off int64) (res fuse.ReadResult, errno syscall.Errno) {
 	done := h.fs.metrics.begin(opRead)
 	if h.stale() {
@@ -68,20 +76,44 @@ func (h *file) Read(ctx context.Context, buf []byte, off int64) (res fuse.ReadRe
 	var ext [4]extent.Extent
 	pieces, errno := h.fs.mapRange(h.ino, off, int64(len(buf)), false, ext[:0])
 	n := 0
+	var pair *splice.Pair
 	if errno == 0 {
 		errno = h.fs.chargeIO(models.Read, pieces, func() (err error) {
+			if h.fs.spliceReads && spliceFits(len(buf)) {
+				if pair, n = loadPipe(h.fd, len(buf), off); pair != nil {
+					return nil
+				}
+			}
 			n, err = syscall.Pread(h.fd, buf, off)
 			return err
 		})
 	}
-	if errno == 0 && h.stale() { // the bytes may be from before the loss
-		errno = staleErrno
+	if pair != nil && (errno != 0 || n == 0) {
+		// go-fuse calls no Done for an empty answer.
+		splice.Done(pair)
+		pair = nil
+	}
+	if errno == 0 {
+		h.fs.reboot.mu.RLock()
+		if h.stale() { // the bytes may be from before the loss
+			errno = staleErrno
+			h.fs.reboot.mu.RUnlock()
+			if pair != nil {
+				splice.Done(pair)
+			}
+		}
 	}
 	done(int64(n), &errno)
 	if errno != 0 {
 		return nil, errno
 	}
-	return fuse.ReadResultData(buf[:n]), 0
+	if pair != nil {
+		return &splicedRead{pair: pair, size: n, release: h.fs.reboot.mu.RUnlock}, 0
+	}
+	h.fs.reboot.mu.RUnlock()
+	// A vector, not ReadResultData: where the mount splices, go-fuse would
+	// try to splice a ReadResultData (and fail) before writing it.
+	return fuse.ReadResultVector([][]byte{buf[:n]}), 0
 }
 
 // Write implements fs.FileWriter: blocks are allocated for the range,

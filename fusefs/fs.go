@@ -107,6 +107,7 @@ type FS struct {
 	compensation time.Duration         // as in Options
 	front        Front
 	splitsSMB    bool // SplitsSMBWrites, for FrontSMB
+	spliceReads  bool // the mount splices reads (see splice.go)
 
 	mu    sync.Mutex // guards alloc
 	alloc *extent.Allocator

@@ -43,8 +43,17 @@ func (n *plainNode) Create(ctx context.Context, name string, flags, mode uint32,
 type plainFile struct{ lf *fs.LoopbackFile }
 
 func (f plainFile) Read(ctx context.Context, buf []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	return f.lf.Read(ctx, buf, off)
+	if spliceFits(len(buf)) { // spliced, as the share's reads (see splice.go)
+		return f.lf.Read(ctx, buf, off)
+	}
+	fd, _ := f.lf.PassthroughFd()
+	n, err := syscall.Pread(fd, buf, off)
+	if err != nil {
+		return nil, fs.ToErrno(err)
+	}
+	return fuse.ReadResultVector([][]byte{buf[:n]}), 0
 }
+
 func (f plainFile) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
 	return f.lf.Write(ctx, data, off)
 }

@@ -18,7 +18,17 @@ type undoLog struct {
 	bytes    int64
 	files    map[uint64]*undoFile
 	lastScan time.Time
+	// free holds buffers of dropped blocks for reuse, by size class (class
+	// c holds buffers of BlockSize<<c bytes), at most limit bytes in all:
+	// a fresh buffer for each write's saved blocks cost more than reading
+	// them (zeroing, page faults, garbage collection).
+	free      [undoClasses][][]byte
+	freeBytes int64
 }
+
+// undoClasses is the number of buffer size classes of the undo log: up to
+// 4 MiB, more than the largest write a client sends through FUSE.
+const undoClasses = 11
 
 // Write-back limits besides the undo log's size, after Linux's defaults: a
 // NAS writes dirty data back once it is 30 s old. The file limit bounds the
@@ -36,6 +46,7 @@ type undoFile struct {
 	size   int64     // the synced size
 	writes int64     // bytes written since the sync: what a power loss loses
 	blocks map[int64][]byte
+	bufs   [][]byte // the buffers the blocks lie in, for reuse at a drop
 	// cut is the smallest size the file was truncated to since the last
 	// journal commit, -1 for none: a truncation is a metadata change,
 	// durable at the commit (the synced size becomes at most cut) rather
@@ -85,11 +96,13 @@ func (u *undoLog) saveLocked(uf *undoFile, off, end int64) syscall.Errno {
 			e++
 		}
 		lo := b * BlockSize
-		old := make([]byte, min(e*BlockSize, uf.size)-lo)
+		old := u.buffer(min(e*BlockSize, uf.size) - lo)
 		k, err := syscall.Pread(uf.fd, old, lo)
 		if err != nil {
+			u.reuse(old)
 			return toErrno(err)
 		}
+		uf.bufs = append(uf.bufs, old)
 		for ; b < e; b++ {
 			i, j := min(k, int(b*BlockSize-lo)), min(k, int((b+1)*BlockSize-lo))
 			uf.blocks[b] = old[i:j:j]
@@ -212,8 +225,44 @@ func (u *undoLog) dropLocked(ino uint64) {
 	for _, b := range uf.blocks {
 		u.bytes -= int64(len(b))
 	}
+	for _, b := range uf.bufs {
+		u.reuse(b)
+	}
 	syscall.Close(uf.fd)
 	delete(u.files, ino)
+}
+
+// buffer returns a buffer of n bytes for saved blocks, reused if one of
+// its class is free.
+func (u *undoLog) buffer(n int64) []byte {
+	c := 0
+	for c < undoClasses && BlockSize<<c < n {
+		c++
+	}
+	if c == undoClasses {
+		return make([]byte, n)
+	}
+	if k := len(u.free[c]); k > 0 {
+		b := u.free[c][k-1]
+		u.free[c] = u.free[c][:k-1]
+		u.freeBytes -= int64(cap(b))
+		return b[:n]
+	}
+	return make([]byte, n, BlockSize<<c)
+}
+
+// reuse keeps a dropped buffer for buffer, unless the free buffers would
+// exceed the log's limit or it is of no class.
+func (u *undoLog) reuse(b []byte) {
+	c := 0
+	for c < undoClasses && BlockSize<<c < cap(b) {
+		c++
+	}
+	if c == undoClasses || BlockSize<<c != cap(b) || u.freeBytes+int64(cap(b)) > u.limit {
+		return
+	}
+	u.free[c] = append(u.free[c], b[:0])
+	u.freeBytes += int64(cap(b))
 }
 
 // writeBackLocked makes the files dirty since before the given time (all

@@ -63,3 +63,45 @@ func TestUndoSavesSyncedBlocks(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestUndoReusesBuffers checks that a write-back keeps the saved blocks'
+// buffers for the next saves (at most the log's limit of them) and that a
+// reused buffer holds the blocks' synced contents then, not the old ones.
+func TestUndoReusesBuffers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, randBytes(1, 64*BlockSize), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fh, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	u := &undoLog{limit: 40 * BlockSize, files: map[uint64]*undoFile{}}
+	h := &file{fd: int(fh.Fd()), ino: 1}
+	for round := uint64(2); round < 5; round++ {
+		synced := randBytes(round, 64*BlockSize)
+		if _, err := fh.WriteAt(synced, 0); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range [][2]int64{{0, 16 * BlockSize}, {20 * BlockSize, 3 * BlockSize}, {30 * BlockSize, 1}} {
+			if errno := u.save(h, w[0], w[1]); errno != 0 {
+				t.Fatal(errno)
+			}
+		}
+		for b, old := range u.files[1].blocks {
+			if !bytes.Equal(old, synced[b*BlockSize:(b+1)*BlockSize]) {
+				t.Fatalf("round %d: block %d saved is not its synced contents", round, b)
+			}
+		}
+		u.mu.Lock()
+		u.writeBackLocked(time.Time{})
+		u.mu.Unlock()
+		if u.freeBytes == 0 || u.freeBytes > u.limit {
+			t.Fatalf("round %d: %d bytes of free buffers after a write-back, want some and at most the limit %d", round, u.freeBytes, u.limit)
+		}
+	}
+	if n := len(u.free[4]) + len(u.free[2]) + len(u.free[0]); n != 3 {
+		t.Errorf("%d free buffers of the three writes' classes, want 3: each reused", n)
+	}
+}

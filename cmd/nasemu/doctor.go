@@ -10,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/nasemu/nasemu/fusefs"
+	"github.com/nasemu/nasemu/models"
 )
 
 // finding is the result of one of doctor's checks.
@@ -32,7 +35,7 @@ func runDoctor(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return usagef("unexpected arguments %q", fs.Args())
 	}
-	found := []finding{checkFuseDevice(), checkFusermount(), checkMaxPages(readSysctl("/proc/sys/fs/fuse/max_pages_limit")), checkSamba(), checkLibiscsi()}
+	found := []finding{checkFuseDevice(), checkFusermount(), checkMaxPages(readSysctl("/proc/sys/fs/fuse/max_pages_limit")), checkPipeMaxSize(readSysctl("/proc/sys/fs/pipe-max-size")), checkSamba(), checkLibiscsi()}
 	for i, name := range []string{"--smb", "--iscsi", "--metrics"} {
 		if *ports[i] != "" {
 			found = append(found, checkPort(name, *ports[i]))
@@ -120,6 +123,25 @@ func checkMaxPages(pages int) finding {
 		f.fix = fix
 	default:
 		f.status, f.detail = "ok", fmt.Sprintf("%d pages (an SMB 1 MiB request needs %d)", pages, need)
+	}
+	return f
+}
+
+// checkPipeMaxSize: a share answers reads by splice (one copy, not two)
+// only as large as the host's pipes allow (fusefs.SplicesReads); an SMB
+// client's 1 MiB reads need 2 MiB pipes.
+func checkPipeMaxSize(size int) finding {
+	f := finding{check: "fs.pipe-max-size"}
+	need := fusefs.PipeSizeFor(fusefs.SMBMaxRead)
+	switch {
+	case size < 0:
+		f.status, f.detail = "warn", "not readable: the share may copy its reads twice"
+		f.fix = fmt.Sprintf("sysctl fs.pipe-max-size=%d", need)
+	case size < need:
+		f.status, f.detail = "warn", fmt.Sprintf("%s: a 'nasemu nas' share copies an SMB client's 1 MiB reads twice, not once by splice (needs %s)", models.Bytes(size).Human(), models.Bytes(need).Human())
+		f.fix = fmt.Sprintf("sysctl fs.pipe-max-size=%d (to keep it: echo fs.pipe-max-size=%d > /etc/sysctl.d/90-nasemu.conf)", need, need)
+	default:
+		f.status, f.detail = "ok", fmt.Sprintf("%s (an SMB 1 MiB read by splice needs %s)", models.Bytes(size).Human(), models.Bytes(need).Human())
 	}
 	return f
 }

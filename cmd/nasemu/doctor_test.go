@@ -72,3 +72,21 @@ func TestDoctorMaxPages(t *testing.T) {
 		}
 	}
 }
+
+func TestDoctorPipeMaxSize(t *testing.T) {
+	for _, tc := range []struct {
+		size   int
+		status string
+		fix    string
+	}{
+		{4 << 20, "ok", ""},
+		{2 << 20, "ok", ""},
+		{1 << 20, "warn", "sysctl fs.pipe-max-size=2097152"},
+		{-1, "warn", "sysctl fs.pipe-max-size=2097152"},
+	} {
+		f := checkPipeMaxSize(tc.size)
+		if f.status != tc.status || !strings.Contains(f.fix, tc.fix) || (tc.fix == "") != (f.fix == "") {
+			t.Errorf("%d bytes: %+v; want %s and a fix with %q", tc.size, f, tc.status, tc.fix)
+		}
+	}
+}

@@ -327,6 +327,9 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 		if fusefs.SplitsSMBWrites() {
 			fmt.Fprintf(stderr, "nasemu nas: warning: this kernel splits an SMB client's 1 MiB requests in two on their way to the share, and each half is charged as a request (fs.fuse.max_pages_limit is below 257): raise it with 'sysctl fs.fuse.max_pages_limit=1024'\n")
 		}
+		if !fusefs.SplicesReads(fusefs.SMBMaxRead) {
+			fmt.Fprintf(stderr, "nasemu nas: warning: this host's pipes are too small to answer an SMB client's 1 MiB reads by splice, so each is copied twice (fs.pipe-max-size is below %d): raise it with 'sysctl fs.pipe-max-size=%d'\n", fusefs.PipeSizeFor(fusefs.SMBMaxRead), fusefs.PipeSizeFor(fusefs.SMBMaxRead))
+		}
 		if *metricsAddr != "" {
 			smbUp := func() error {
 				select {
