@@ -136,8 +136,8 @@
 // statistics of the disk under a path target; on sim: what the setup's
 // device was asked, its util the share of the run it had a request in
 // flight, and on a setup with an array fio's aggr_* figures: the array's
-// member requests and sectors per member, aggr_util the busiest drive
-// resource of the model's busy-time accounting); a job's
+// member requests, sectors, ticks and in_queue per member, aggr_util the
+// busiest drive resource of the model's busy-time accounting); a job's
 // clones one by one, or with group_reporting its reporting group as one.
 // Report.WriteLogs writes write_bw_log, write_lat_log, write_iops_log and
 // write_hist_log files in fio's format (log_avg_msec windows).

@@ -33,6 +33,8 @@ const (
 	memberReqH    = "Requests an array has sent to its members, by operation: its host's requests split at chunk boundaries, plus parity and reconstruction work."
 	memberBytes   = "nasemu_raid_member_bytes_total"
 	memberBytesH  = "Bytes an array has read from and written to its members, by operation (parity included)."
+	memberTime    = "nasemu_raid_member_io_seconds_total"
+	memberTimeH   = "Model time the array's member requests spent in their members from issue to completion, summed over the requests (diskstats' read and write ticks), by operation; op=all counts flushes and trims too and is the time integral of requests in flight (in_queue)."
 	stripeWrites  = "nasemu_raid_stripe_writes_total"
 	stripeWritesH = "Parity-stripe writes of an array, by how parity was computed: read_modify_write (old data and parity read first), reconstruct (the other data chunks read), full_stripe (nothing read)."
 	linkBytes     = "nasemu_link_payload_bytes_total"
@@ -93,6 +95,9 @@ var modelMetrics = map[string]modelMetric{
 	"member_writes":        {memberReq, memberReqH, counter, 1, [2]string{"op", "write"}},
 	"member_bytes_read":    {memberBytes, memberBytesH, counter, 1, [2]string{"op", "read"}},
 	"member_bytes_written": {memberBytes, memberBytesH, counter, 1, [2]string{"op", "write"}},
+	"member_read_ns":       {memberTime, memberTimeH, counter, 1e-9, [2]string{"op", "read"}},
+	"member_write_ns":      {memberTime, memberTimeH, counter, 1e-9, [2]string{"op", "write"}},
+	"member_queue_ns":      {memberTime, memberTimeH, counter, 1e-9, [2]string{"op", "all"}},
 	"read_modify_writes":   {stripeWrites, stripeWritesH, counter, 1, [2]string{"kind", "read_modify_write"}},
 	"reconstruct_writes":   {stripeWrites, stripeWritesH, counter, 1, [2]string{"kind", "reconstruct"}},
 	"full_stripe_writes":   {stripeWrites, stripeWritesH, counter, 1, [2]string{"kind", "full_stripe"}},
