@@ -93,7 +93,7 @@
 // engine.
 //
 // ioengine says how a path target submits (see Engine): io_uring (files
-// registered; buffers too with fixedbufs, as in fio), libaio (io_submit),
+// registered with registerfiles, buffers with fixedbufs, as in fio), libaio (io_submit),
 // psync, sync, vsync, pvsync and pvsync2 (one I/O in flight per job
 // instance whatever iodepth says, as in fio); posixaio and windowsaio
 // select the best asynchronous engine there is; mmap submits as psync,

@@ -72,7 +72,7 @@ func TestQueueReapsAtMost(t *testing.T) {
 	}
 	for _, e := range []Engine{EngineIOUring, EngineLibaio} {
 		t.Run(string(e), func(t *testing.T) {
-			q, err := queueFactories[e](depth, []int{int(f.Fd())}, bufs, false)
+			q, err := queueFactories[e](depth, []int{int(f.Fd())}, bufs, queueOpts{})
 			if err != nil {
 				if os.Getenv("CI") == "true" {
 					t.Fatalf("%s: %v", e, err)
