@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,6 +112,14 @@ func TestDiskUtilArrayTicks(t *testing.T) {
 	g := rep.DiskUtil[0].DiskAggr
 	if g.ReadIOs != 1024 || g.ReadTicks != 256 || g.WriteTicks != 2 || g.InQueue != 258 {
 		t.Errorf("QD1: aggr read_ios %d, read_ticks %d ms, write_ticks %d ms, in_queue %d ms; want 1024, 256, 2, 258", g.ReadIOs, g.ReadTicks, g.WriteTicks, g.InQueue)
+	}
+	// fio's normal output appends them to the device's line
+	var out bytes.Buffer
+	if err := rep.WriteFio(&out, "normal", time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), ", aggrios=1024/8, aggrmerge=0/0, aggrticks=256/2, aggrin_queue=258, aggrutil=") {
+		t.Errorf("normal output's disk stats:\n%s", out.String())
 	}
 	j.IODepth = 4
 	rep = mustRun(t, fixedMirror(t, svc), []Job{j}, Options{Seed: 1})
