@@ -84,8 +84,8 @@
 // ftruncate and falloc where the target can do them (fileops.go), the
 // block engines (IOKind says what an I/O does; Engine, below, how a path
 // target submits it); zero_buffers, buffer_pattern,
-// buffer_compress_percentage and buffer_compress_chunk (what a real
-// target is written, buffer.go). A filename that names a block device
+// buffer_compress_percentage, buffer_compress_chunk and scramble_buffers
+// (what a real target is written, buffer.go). A filename that names a block device
 // (/dev/sdb) is the target's whole address space where the target is one
 // device; on a directory it is a sparse file of which only the jobs'
 // ranges (offset to offset+size) are laid out; an absolute path is a file

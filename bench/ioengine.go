@@ -343,8 +343,11 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 			op, buf = models.Read, sl.buf[:o.n]
 		case o.kind == opIO && o.dir == DirWrite:
 			op, buf = models.Write, sl.buf[:o.n]
-			if j := st.job; j.Verify != "" {
+			switch j := st.job; {
+			case j.Verify != "":
 				fillPattern(buf, o.file.seed, o.off, j.VerifyPattern)
+			case st.scramble:
+				scramble(buf, o.off, c.Now())
 			}
 		case o.kind == opFlush:
 			op = models.Flush
