@@ -31,14 +31,17 @@ type DiskUtil struct {
 }
 
 // DiskAggr is fio's aggr_* figures of a device over several: the
-// members' requests, sectors and merges averaged over the members (their
-// sum divided by their number, as fio's aggregate_slaves_stats and
-// json_array_add_disk_util do), and the highest utilisation of a member.
-// On a sim: target the figures are the array's member counters (the
-// requests it sent its members) and the model's busy-time accounting of
-// the drives' resources; the model merges nothing below the array, and it
-// does not time member requests one by one, so fio's aggr_*_ticks and
-// aggr_in_queue are absent.
+// members' requests, sectors, merges, ticks and in_queue averaged over the
+// members (their sum divided by their number, as fio's
+// aggregate_slaves_stats and json_array_add_disk_util do), and the highest
+// utilisation of a member. On a sim: target the figures are the array's
+// member counters: the requests it sent its members, and the time each
+// spent in its member from issue to completion as the model served it
+// (its wait in the member's queue and its service), summed per direction
+// into ticks and over all requests (flushes and trims too) into in_queue,
+// the time integral of the members' requests in flight, as
+// /proc/diskstats counts them; util is the model's busy-time accounting
+// of the drives' resources. The model merges nothing below the array.
 type DiskAggr struct {
 	ReadIOs      int64   `json:"aggr_read_ios"`
 	WriteIOs     int64   `json:"aggr_write_ios"`
@@ -46,6 +49,9 @@ type DiskAggr struct {
 	WriteSectors int64   `json:"aggr_write_sectors"`
 	ReadMerges   int64   `json:"aggr_read_merges"`
 	WriteMerges  int64   `json:"aggr_write_merge"` // fio's spelling
+	ReadTicks    int64   `json:"aggr_read_ticks"`  // ms
+	WriteTicks   int64   `json:"aggr_write_ticks"` // ms
+	InQueue      int64   `json:"aggr_in_queue"`    // ms
 	Util         float64 `json:"aggr_util"`
 }
 
@@ -54,6 +60,8 @@ type DiskAggr struct {
 type memberCounters struct {
 	members      int
 	ios, sectors [2]int64
+	ticks        [2]time.Duration
+	inQueue      time.Duration
 }
 
 // memberStats sums the member counters of the arrays of the stack under
@@ -78,6 +86,12 @@ func memberStats(dev models.Device) memberCounters {
 				m.sectors[0] += int64(c.Value) / 512
 			case "member_bytes_written":
 				m.sectors[1] += int64(c.Value) / 512
+			case "member_read_ns":
+				m.ticks[0] += time.Duration(c.Value)
+			case "member_write_ns":
+				m.ticks[1] += time.Duration(c.Value)
+			case "member_queue_ns":
+				m.inQueue += time.Duration(c.Value)
 			}
 		}
 		if found {
@@ -95,10 +109,13 @@ func diskAggr(before, after memberCounters, util float64) *DiskAggr {
 	if n < 2 || before.members != after.members {
 		return nil
 	}
+	ms := func(a, b time.Duration) int64 { return (a - b).Milliseconds() / n }
 	return &DiskAggr{
 		ReadIOs: (after.ios[0] - before.ios[0]) / n, WriteIOs: (after.ios[1] - before.ios[1]) / n,
 		ReadSectors: (after.sectors[0] - before.sectors[0]) / n, WriteSectors: (after.sectors[1] - before.sectors[1]) / n,
-		Util: util,
+		ReadTicks: ms(after.ticks[0], before.ticks[0]), WriteTicks: ms(after.ticks[1], before.ticks[1]),
+		InQueue: ms(after.inQueue, before.inQueue),
+		Util:    util,
 	}
 }
 

@@ -84,8 +84,8 @@
 // ftruncate and falloc where the target can do them (fileops.go), the
 // block engines (IOKind says what an I/O does; Engine, below, how a path
 // target submits it); zero_buffers, buffer_pattern,
-// buffer_compress_percentage and buffer_compress_chunk (what a real
-// target is written, buffer.go). A filename that names a block device
+// buffer_compress_percentage, buffer_compress_chunk and scramble_buffers
+// (what a real target is written, buffer.go). A filename that names a block device
 // (/dev/sdb) is the target's whole address space where the target is one
 // device; on a directory it is a sparse file of which only the jobs'
 // ranges (offset to offset+size) are laid out; an absolute path is a file
@@ -93,7 +93,7 @@
 // engine.
 //
 // ioengine says how a path target submits (see Engine): io_uring (files
-// registered; buffers too with fixedbufs, as in fio), libaio (io_submit),
+// registered with registerfiles, buffers with fixedbufs, as in fio), libaio (io_submit),
 // psync, sync, vsync, pvsync and pvsync2 (one I/O in flight per job
 // instance whatever iodepth says, as in fio); posixaio and windowsaio
 // select the best asynchronous engine there is; mmap submits as psync,
@@ -136,8 +136,8 @@
 // statistics of the disk under a path target; on sim: what the setup's
 // device was asked, its util the share of the run it had a request in
 // flight, and on a setup with an array fio's aggr_* figures: the array's
-// member requests and sectors per member, aggr_util the busiest drive
-// resource of the model's busy-time accounting); a job's
+// member requests, sectors, ticks and in_queue per member, aggr_util the
+// busiest drive resource of the model's busy-time accounting); a job's
 // clones one by one, or with group_reporting its reporting group as one.
 // Report.WriteLogs writes write_bw_log, write_lat_log, write_iops_log and
 // write_hist_log files in fio's format (log_avg_msec windows).

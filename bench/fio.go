@@ -87,7 +87,6 @@ var approximatedOptions = map[string]string{
 	"atomic":                     "atomic: writes are not flagged RWF_ATOMIC; their offsets and sizes are the same",
 	"dedupe_percentage":          "dedupe_percentage: each slot's buffer is filled once, not per write; no model deduplicates",
 	"refill_buffers":             "refill_buffers: each slot's buffer is filled once, not per write",
-	"scramble_buffers":           "scramble_buffers: each slot's buffer is filled once, not per write",
 	"ratemin":                    "rate_min: checked over the whole run",
 	"rate_min":                   "rate_min: checked over the whole run",
 	"rate_iops_min":              "rate_iops_min: checked over the whole run",

@@ -487,8 +487,17 @@ func writeFioNormal(w io.Writer, r *Report, entries []fioEntry) error {
 	if len(r.DiskUtil) > 0 {
 		fmt.Fprintf(w, "\nDisk stats (read/write):\n")
 		for _, d := range r.DiskUtil {
-			fmt.Fprintf(w, "  %s: ios=%d/%d, merge=%d/%d, ticks=%d/%d, in_queue=%d, util=%.2f%%\n", d.Name,
+			indent := "  "
+			if d.DiskAggr != nil {
+				indent = "    " // as fio indents a device over others
+			}
+			fmt.Fprintf(w, "%s%s: ios=%d/%d, merge=%d/%d, ticks=%d/%d, in_queue=%d, util=%.2f%%", indent, d.Name,
 				d.ReadIOs, d.WriteIOs, d.ReadMerges, d.WriteMerges, d.ReadTicks, d.WriteTicks, d.InQueue, d.Util)
+			if g := d.DiskAggr; g != nil {
+				fmt.Fprintf(w, ", aggrios=%d/%d, aggrmerge=%d/%d, aggrticks=%d/%d, aggrin_queue=%d, aggrutil=%.2f%%",
+					g.ReadIOs, g.WriteIOs, g.ReadMerges, g.WriteMerges, g.ReadTicks, g.WriteTicks, g.InQueue, g.Util)
+			}
+			fmt.Fprintln(w)
 		}
 	}
 	_, err := fmt.Fprintln(w)

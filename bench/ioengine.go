@@ -36,8 +36,9 @@ const (
 	// outstanding operation). Built-in suites use it: CrystalDiskMark,
 	// diskspd and IOmeter submit overlapped (asynchronous) I/O.
 	EngineAuto Engine = ""
-	// EngineIOUring submits through an io_uring with the job's buffers and
-	// files registered; without io_uring it falls back as EngineAuto does.
+	// EngineIOUring submits through an io_uring, with the job's files
+	// registered with registerfiles and its buffers with fixedbufs, as in
+	// fio; without io_uring it falls back as EngineAuto does.
 	EngineIOUring Engine = "io_uring"
 	// EngineLibaio submits through Linux native AIO (io_submit); without
 	// it, through a thread per outstanding operation.
@@ -134,17 +135,28 @@ type ioQueue interface {
 	close()
 }
 
+// queueOpts are how a queue is set up beyond its depth, files and buffers.
+type queueOpts struct {
+	// raw: the queue waits for completions in a raw system call, keeping
+	// its goroutine's P: the runtime then neither hands the P to another
+	// thread while the I/O is in flight nor has to find one when it
+	// completes, which on a host of two cores costs more than the I/O
+	// (thread wake-ups, a tail of milliseconds under load). A signal (the
+	// runtime preempting) ends the wait within deferPreemption (see
+	// ioQueue.wait), so the goroutine reaches a preemption point. Only for
+	// as many queues as there are Ps less one, so the rest of the program
+	// keeps running.
+	raw bool
+	// registerFiles: io_uring registers the files, so the kernel does not
+	// look a file up and take a reference to it per operation, as fio's
+	// registerfiles does; without it, as in fio by default, each
+	// operation names its file descriptor.
+	registerFiles bool
+}
+
 // newQueueFunc makes a queue of depth slots over fds, whose slots' buffers
-// are bufs, registered where the engine can (nil: none). With raw, the
-// queue waits for completions in a raw system call, keeping its
-// goroutine's P: the runtime then neither hands the P to another thread
-// while the I/O is in flight nor has to find one when it completes, which
-// on a host of two cores costs more than the I/O (thread wake-ups, a tail
-// of milliseconds under load). A signal (the runtime preempting) ends the
-// wait within deferPreemption (see ioQueue.wait), so the goroutine reaches
-// a preemption point. Only for as many queues as there are Ps less one,
-// so the rest of the program keeps running.
-type newQueueFunc func(depth int, fds []int, bufs [][]byte, raw bool) (ioQueue, error)
+// are bufs, registered where the engine can (nil: none).
+type newQueueFunc func(depth int, fds []int, bufs [][]byte, o queueOpts) (ioQueue, error)
 
 // queueFactories are the asynchronous engines of this system; nil where
 // it has none. Tests replace an entry to check the fallbacks.
@@ -239,7 +251,7 @@ func (c *WallClock) prepareStream(st *stream, slots []*slot, raw bool) (run func
 			whys = append(whys, fmt.Sprintf("%s: not on this system", e))
 			continue
 		}
-		q, err := mk(len(slots), fds, bufs, raw)
+		q, err := mk(len(slots), fds, bufs, queueOpts{raw: raw, registerFiles: recordedTrue(j, "registerfiles")})
 		if err != nil {
 			whys = append(whys, fmt.Sprintf("%s: %v", e, err))
 			continue
@@ -401,8 +413,11 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 			op, buf = models.Read, sl.buf[:o.n]
 		case o.kind == opIO && o.dir == DirWrite:
 			op, buf = models.Write, sl.buf[:o.n]
-			if j := st.job; j.Verify != "" {
+			switch j := st.job; {
+			case j.Verify != "":
 				fillPattern(buf, o.file.seed, o.off, j.VerifyPattern)
+			case st.scramble:
+				scramble(buf, o.off, c.Now())
 			}
 		case o.kind == opFlush:
 			op = models.Flush

@@ -57,12 +57,12 @@ type aio struct {
 
 var _ ioQueue = (*aio)(nil)
 
-func newAIO(depth int, fds []int, _ [][]byte, raw bool) (ioQueue, error) {
+func newAIO(depth int, fds []int, _ [][]byte, o queueOpts) (ioQueue, error) {
 	var ctx uintptr
 	if _, _, errno := unix.Syscall(unix.SYS_IO_SETUP, uintptr(depth), uintptr(unsafe.Pointer(&ctx)), 0); errno != 0 {
 		return nil, fmt.Errorf("io_setup: %w", errno)
 	}
-	return &aio{ctx: ctx, fds: fds, cbs: make([]iocb, depth), queued: make([]*iocb, 0, depth), events: make([]ioEvent, depth), raw: raw}, nil
+	return &aio{ctx: ctx, fds: fds, cbs: make([]iocb, depth), queued: make([]*iocb, 0, depth), events: make([]ioEvent, depth), raw: o.raw}, nil
 }
 
 func (a *aio) prep(i, fi int, op models.Op, off int64, buf []byte) {

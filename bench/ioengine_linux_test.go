@@ -79,7 +79,7 @@ func TestQueueReapsAtMost(t *testing.T) {
 	}
 	for _, e := range []Engine{EngineIOUring, EngineLibaio} {
 		t.Run(string(e), func(t *testing.T) {
-			q, err := queueFactories[e](depth, []int{int(f.Fd())}, bufs, false)
+			q, err := queueFactories[e](depth, []int{int(f.Fd())}, bufs, queueOpts{})
 			if err != nil {
 				if os.Getenv("CI") == "true" {
 					t.Fatalf("%s: %v", e, err)
@@ -330,8 +330,8 @@ func TestIOEngineStallFails(t *testing.T) {
 		t.Run(string(e), func(t *testing.T) {
 			mk := queueFactories[e]
 			var q *dropFirst
-			queueFactories[e] = func(depth int, fds []int, bufs [][]byte, raw bool) (ioQueue, error) {
-				inner, err := mk(depth, fds, bufs, raw)
+			queueFactories[e] = func(depth int, fds []int, bufs [][]byte, o queueOpts) (ioQueue, error) {
+				inner, err := mk(depth, fds, bufs, o)
 				if err != nil {
 					return nil, err
 				}
@@ -392,7 +392,7 @@ func TestURingCountsTakenEntries(t *testing.T) {
 // submitted; the ring is closed when the test ends.
 func ringReading(t *testing.T, fd, n int, raw bool) *uring {
 	t.Helper()
-	q, err := newURing(1, []int{fd}, nil, raw)
+	q, err := newURing(1, []int{fd}, nil, queueOpts{raw: raw})
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal(err)
@@ -422,4 +422,54 @@ func stallingAfter(t *testing.T, d time.Duration) *Path {
 		t.Fatal(err)
 	}
 	return tg
+}
+// TestURingRegistersFilesOnlyWhenAsked: as fio's io_uring engine, a ring
+// registers the job's files only with registerfiles; by default each
+// operation names its file descriptor. The kernel's fdinfo of the ring
+// counts the registered files (UserFiles), and reads work either way.
+func TestURingRegistersFilesOnlyWhenAsked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, make([]byte, 4096), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	for _, register := range []bool{false, true} {
+		q, err := newURing(1, []int{int(f.Fd())}, nil, queueOpts{registerFiles: register})
+		if err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatal(err)
+			}
+			t.Skip(err)
+		}
+		info, err := os.ReadFile(fmt.Sprintf("/proc/self/fdinfo/%d", q.(*uring).fd))
+		if err != nil {
+			q.close()
+			t.Fatal(err)
+		}
+		want := map[bool]string{false: "UserFiles:\t0\n", true: "UserFiles:\t1\n"}[register]
+		if !strings.Contains(string(info), want) {
+			t.Errorf("registerFiles=%v: the ring's fdinfo has no %q:\n%s", register, want, info)
+		}
+		q.prep(0, 0, models.Read, 0, buf)
+		if n, err := q.submit(); n != 1 || err != nil {
+			q.close()
+			t.Fatalf("registerFiles=%v: submit: %d, %v", register, n, err)
+		}
+		var res int64 = -1
+		for deadline := time.Now().Add(10 * time.Second); res < 0 && time.Now().Before(deadline); {
+			if _, err := q.wait(time.Second); err != nil {
+				t.Fatal(err)
+			}
+			q.reap(1, func(_ int, r int64) { res = r })
+		}
+		q.close()
+		if res != 4096 {
+			t.Errorf("registerFiles=%v: read returned %d", register, res)
+		}
+	}
 }

@@ -8,7 +8,7 @@ import (
 )
 
 var (
-	newURing newQueueFunc = func(int, []int, [][]byte, bool) (ioQueue, error) { return nil, errors.ErrUnsupported }
+	newURing newQueueFunc = func(int, []int, [][]byte, queueOpts) (ioQueue, error) { return nil, errors.ErrUnsupported }
 	newAIO   newQueueFunc = newURing
 )
 

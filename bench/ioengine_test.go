@@ -57,7 +57,7 @@ func TestIOEngineFallback(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("io_uring and native AIO are Linux's")
 	}
-	refuse := func(int, []int, [][]byte, bool) (ioQueue, error) { return nil, syscall.ENOSYS }
+	refuse := func(int, []int, [][]byte, queueOpts) (ioQueue, error) { return nil, syscall.ENOSYS }
 	for _, tc := range []struct {
 		name    string
 		missing []Engine
@@ -297,13 +297,14 @@ func TestIOEngineLatencySplit(t *testing.T) {
 }
 
 // TestIOEngineFixedBufs runs io_uring with fio's fixedbufs (the slots'
-// buffers registered with the ring) and without, writing and reading back
-// verified data both ways.
+// buffers registered with the ring) and registerfiles (the files
+// registered), each and both, and without, writing and reading back
+// verified data every way.
 func TestIOEngineFixedBufs(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("io_uring is Linux's")
 	}
-	for _, opt := range []string{"", "fixedbufs=1\n"} {
+	for _, opt := range []string{"", "fixedbufs=1\n", "registerfiles=1\n", "fixedbufs=1\nregisterfiles=1\n"} {
 		jobs, err := ParseFio("fixed.fio", strings.NewReader("[v]\nioengine=io_uring\nrw=randwrite\nbs=4k\niodepth=8\nfilesize=1m\nverify=crc32c\nnumber_ios=256\n"+opt))
 		if err != nil {
 			t.Fatal(err)

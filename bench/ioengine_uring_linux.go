@@ -87,10 +87,10 @@ type uringGeteventsArg struct {
 	ts        uint64
 }
 
-// uring is an io_uring of one job instance: its files registered, so the
-// kernel does not look a file up per operation (fio's registerfiles),
-// and its slots' buffers with fixedbufs, so it does not pin their pages
-// per operation.
+// uring is an io_uring of one job instance: its files registered with
+// registerfiles, so the kernel does not look a file up per operation, and
+// its slots' buffers with fixedbufs, so it does not pin their pages per
+// operation; neither by default, as in fio.
 type uring struct {
 	fd       int
 	ringMem  []byte
@@ -110,7 +110,8 @@ type uring struct {
 	taken    uint64 // operations the kernel has consumed
 	reaped   uint64 // completions handed out by reap
 	fixedBuf bool
-	raw      bool // wait without giving up the goroutine's P (see ioQueue)
+	fds      []int // the files' descriptors; nil when they are registered
+	raw      bool  // wait without giving up the goroutine's P (see ioQueue)
 	bufs     [][]byte
 	// The wait's argument and timeout, read by the kernel: on the heap,
 	// where nothing moves them while it does.
@@ -126,7 +127,7 @@ var _ ioQueue = (*uring)(nil)
 // wakes it for each completion of a batch; without those, cooperative
 // task running (5.19); without that, a plain ring. SQPOLL is not used:
 // it costs a kernel thread spinning on one of this host's two cores.
-func newURing(depth int, fds []int, bufs [][]byte, raw bool) (ioQueue, error) {
+func newURing(depth int, fds []int, bufs [][]byte, o queueOpts) (ioQueue, error) {
 	entries := uint32(1) << bits.Len32(uint32(depth-1))
 	var p uringParams
 	var fd int
@@ -140,7 +141,7 @@ func newURing(depth int, fds []int, bufs [][]byte, raw bool) (ioQueue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("io_uring_setup: %w", err)
 	}
-	r := &uring{fd: fd, bufs: bufs, raw: raw}
+	r := &uring{fd: fd, bufs: bufs, raw: o.raw}
 	if err := r.mmap(&p); err != nil {
 		r.close()
 		return nil, err
@@ -149,7 +150,9 @@ func newURing(depth int, fds []int, bufs [][]byte, raw bool) (ioQueue, error) {
 		r.close()
 		return nil, fmt.Errorf("io_uring: the kernel lacks IORING_FEAT_EXT_ARG (5.11)")
 	}
-	if err := uringRegister(fd, uringRegisterFiles, unsafe.Pointer(unsafe.SliceData(int32s(fds))), uint32(len(fds))); err != nil {
+	if !o.registerFiles {
+		r.fds = fds
+	} else if err := uringRegister(fd, uringRegisterFiles, unsafe.Pointer(unsafe.SliceData(int32s(fds))), uint32(len(fds))); err != nil {
 		r.close()
 		return nil, fmt.Errorf("io_uring: registering files: %w", err)
 	}
@@ -214,6 +217,9 @@ func (r *uring) prep(i, fi int, op models.Op, off int64, buf []byte) {
 	idx := tail & r.sqMask
 	e := &r.sqes[idx]
 	*e = uringSQE{fd: int32(fi), flags: uringSQEFixedFile, off: uint64(off), userData: uint64(i)}
+	if r.fds != nil {
+		e.fd, e.flags = int32(r.fds[fi]), 0
+	}
 	switch op {
 	case models.Read, models.Write:
 		switch {

@@ -302,6 +302,7 @@ type stream struct {
 	ios      int64 // I/Os left to issue (number_ios); <0: unlimited
 	passes   int   // file-by-file passes left
 	readPct  int
+	scramble bool // writes mark their buffer first (scrambles)
 	start    time.Duration
 	measure  time.Duration // completions from here on count
 	deadline time.Duration // no new I/O from here on; 0: none
@@ -914,8 +915,11 @@ func (st *stream) doIO(sl *slot, at time.Duration) (time.Duration, error) {
 		}
 		return o.file.f.Do(at, models.Trim, o.off, o.n, nil)
 	case DirWrite:
-		if buf != nil && j.Verify != "" {
+		switch {
+		case buf != nil && j.Verify != "":
 			fillPattern(buf, o.file.seed, o.off, j.VerifyPattern)
+		case buf != nil && st.scramble:
+			scramble(buf, o.off, at)
 		}
 		// sync=1 (WriteThrough): the file is open O_SYNC on a path, and a
 		// model's write is on the storage before it completes.
@@ -1392,7 +1396,8 @@ func newStream(t Target, jr *jobRun, inst int, laid map[string]laidOut, seed, ru
 		seed = j.RandSeed
 	}
 	st := &stream{jr: jr, job: j, t: t, g: g, rng: rand.New(rand.NewPCG(seed, uint64(inst))),
-		readPct: j.RW.readPct(j.RWMixRead), passes: j.Loops, budget: -1, ios: -1, align: j.BlockAlign}
+		readPct: j.RW.readPct(j.RWMixRead), passes: j.Loops, budget: -1, ios: -1, align: j.BlockAlign,
+		scramble: t.Mode() == Real && scrambles(j)}
 	if st.align <= 0 {
 		st.align = j.minBS()
 	}

@@ -105,6 +105,8 @@ var families = []family{
 		"Requests an array has sent to its members, by operation: its host's requests split at chunk boundaries, plus parity and reconstruction work."},
 	{"nasemu_raid_member_bytes_total", "op", map[string]string{"member_bytes_read": "read", "member_bytes_written": "write"},
 		"Bytes an array has read from and written to its members, by operation (parity included)."},
+	{"nasemu_raid_member_io_seconds_total", "op", map[string]string{"member_read_ns": "read", "member_write_ns": "write", "member_queue_ns": "all"},
+		"Model time the array's member requests spent in their members from issue to completion, summed over the requests (diskstats' read and write ticks), by operation; op=all counts flushes and trims too and is the time integral of requests in flight (in_queue)."},
 	{"nasemu_raid_stripe_writes_total", "kind", map[string]string{"read_modify_writes": "read_modify_write", "reconstruct_writes": "reconstruct", "full_stripe_writes": "full_stripe"},
 		"Parity-stripe writes of an array, by how parity was computed: read_modify_write (old data and parity read first), reconstruct (the other data chunks read), full_stripe (nothing read)."},
 

@@ -562,6 +562,7 @@ var monotone = []string{
 	"host_bytes_read", "host_bytes_written", "nand_bytes_written",
 	"media_bytes_read", "media_bytes_written", "member_reads", "member_writes",
 	"member_bytes_read", "member_bytes_written",
+	"member_read_ns", "member_write_ns", "member_queue_ns",
 }
 
 // testFlush: a flush is valid whatever its range; after writes a flush

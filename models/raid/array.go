@@ -402,10 +402,13 @@ func (a *Array) submitMember(m int, op models.Op, off, n int64, at time.Duration
 	case models.Read:
 		a.c.memberReads++
 		a.c.memberBytesRead += n
+		a.c.memberTicks[0] += d - at
 	case models.Write:
 		a.c.memberWrites++
 		a.c.memberBytesWritten += n
+		a.c.memberTicks[1] += d - at
 	}
+	a.c.memberQueue += d - at
 	a.free[m] = max(a.free[m], d)
 	return d, nil
 }

@@ -82,6 +82,8 @@
 // # Counters
 //
 // member_reads, member_writes, member_bytes_read, member_bytes_written,
+// member_read_ns, member_write_ns, member_queue_ns (the members' time
+// with the array's requests in them, as /proc/diskstats' ticks),
 // read_modify_writes, reconstruct_writes, full_stripe_writes (rows),
 // degraded_reads (chunk pieces reconstructed), rebuild_progress_pct,
 // rebuild_bytes and failed_members (see Counters).
