@@ -258,12 +258,16 @@ func xeonServer002() System {
 				Rate:     models.Bytes(nas.PCIeRate(3, 8)),
 				PortRate: models.Bytes(nas.SATA3),
 				// The RAID-on-chip's firmware handles every command of a RAID
-				// volume (FastPath only bypasses it for SSD RAID 0/1 with
-				// write-through and no read-ahead, which a default volume is
-				// not). Review 002's two SATA RAID 1 pairs, Micron 5300 and
-				// Intel S4510, read 4 KiB at QD256 at the same 132k IOPS
-				// (131,939 and 132,203), while their datasheets differ: the
-				// ceiling is the controller's, 7.5 µs per command, 9,000
+				// volume. FastPath bypasses it only on a volume set to Direct
+				// IO, write-through and no read-ahead, and then only for reads
+				// no larger than a strip and for RAID 0 writes: writes to
+				// RAID 1, 5 and 6 never take it (HPE MR Gen10 Plus controller
+				// user guide, "FastPath"; MegaRAID firmware). Review 002's two
+				// SATA RAID 1 pairs, Micron 5300 and Intel S4510, read 4 KiB
+				// at QD256 at the same 132k IOPS (131,939 and 132,203), while
+				// their datasheets differ: so the reads took the full path as
+				// well (the review does not state the volume's policy), and
+				// the ceiling is the controller's, 7.5 µs per command, 9,000
 				// cycles of one of the chip's 1.2 GHz cores. What published
 				// figures give for the family is a floor, SAS3108FullPath.
 				// calibrated: nas.drive_bus.per_command (class: SAS3108
