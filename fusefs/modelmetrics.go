@@ -102,13 +102,15 @@ var modelMetrics = map[string]modelMetric{
 	"failed_members":       {},
 
 	// The SSD cache tier.
-	"cache_hits":           {name: "nasemu_ssd_cache_hits_total", help: "Reads the SSD cache tier served from its SSDs.", typ: counter, scale: 1},
-	"cache_misses":         {name: "nasemu_ssd_cache_misses_total", help: "Reads the SSD cache tier sent on to the array (not cached, or not wholly).", typ: counter, scale: 1},
-	"cache_dirty_bytes":    {name: "nasemu_ssd_cache_dirty_bytes", help: "Bytes written to the SSD cache tier and not yet flushed to the array.", typ: gauge, scale: 1},
-	"cache_flushed_bytes":  {name: "nasemu_ssd_cache_flushed_bytes_total", help: "Dirty bytes the SSD cache tier has flushed to the array.", typ: counter, scale: 1},
-	"cache_bypassed_bytes": {name: "nasemu_ssd_cache_bypassed_bytes_total", help: "Bytes the SSD cache tier let pass to the array without caching them (sequential I/O).", typ: counter, scale: 1},
-	"cache_fill_bytes":     {name: "nasemu_ssd_cache_fill_bytes_total", help: "Bytes the SSD cache tier copied from the array into its SSDs after read misses.", typ: counter, scale: 1},
-	"cache_used_bytes":     {name: "nasemu_ssd_cache_used_bytes", help: "Bytes of the SSD cache tier holding cached blocks.", typ: gauge, scale: 1},
+	"cache_hits":             {name: "nasemu_ssd_cache_hits_total", help: "Reads the SSD cache tier served from its SSDs.", typ: counter, scale: 1},
+	"cache_misses":           {name: "nasemu_ssd_cache_misses_total", help: "Reads the SSD cache tier sent on to the array (not cached, or not wholly).", typ: counter, scale: 1},
+	"cache_dirty_bytes":      {name: "nasemu_ssd_cache_dirty_bytes", help: "Bytes written to the SSD cache tier and not yet flushed to the array.", typ: gauge, scale: 1},
+	"cache_flushed_bytes":    {name: "nasemu_ssd_cache_flushed_bytes_total", help: "Dirty bytes the SSD cache tier has flushed to the array.", typ: counter, scale: 1},
+	"cache_bypassed_bytes":   {name: "nasemu_ssd_cache_bypassed_bytes_total", help: "Bytes the SSD cache tier let pass to the array without caching them (sequential I/O).", typ: counter, scale: 1},
+	"cache_fill_bytes":       {name: "nasemu_ssd_cache_fill_bytes_total", help: "Bytes the SSD cache tier copied from the array into its SSDs after read misses.", typ: counter, scale: 1},
+	"cache_used_bytes":       {name: "nasemu_ssd_cache_used_bytes", help: "Bytes of the SSD cache tier holding cached blocks.", typ: gauge, scale: 1},
+	"cache_metadata_writes":  {name: "nasemu_ssd_cache_metadata_writes_total", help: "Writes of the SSD cache tier's on-flash metadata blocks (block state changes made durable, as flashcache does).", typ: counter, scale: 1},
+	"cache_metadata_batched": {name: "nasemu_ssd_cache_metadata_batched_total", help: "Metadata updates of the SSD cache tier that joined a metadata block's queued write instead of writing it again.", typ: counter, scale: 1},
 
 	// The NAS controller.
 	"cpu_busy_ns":            {name: "nasemu_nas_cpu_busy_seconds_total", help: "Model time the NAS's CPU cores have spent serving requests, summed over its cores.", typ: counter, scale: 1e-9},
