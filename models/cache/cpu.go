@@ -10,7 +10,8 @@ import (
 //
 // A NAS's SSD cache is a device-mapper target in the NAS's kernel: DSM's is
 // Synology's fork of Facebook's flashcache. Its work per I/O follows from
-// how flashcache works (its design notes, doc/flashcache-doc.txt):
+// how flashcache works (its design notes, doc/flashcache-doc.txt, and its
+// source):
 //
 //   - Every request is mapped by the target: the block's set is computed
 //     and probed linearly (a set-associative hash, 512 blocks a set), a job
@@ -19,9 +20,11 @@ import (
 //     layer, md and the driver that the NAS's CPU.PerIO already charges
 //     for the request; lookupShare is its share of PerIO.
 //   - Every I/O the target issues beyond the one the request itself stands
-//     for (the copy on the second mirror, a read miss's fill of the SSDs, a
-//     cleaning's read from the SSD and write to the array, a metadata
-//     write) goes down the block stack again: a whole PerIO each.
+//     for (a read miss's fill of the SSDs, a cleaning's read from the SSD
+//     and write to the array, a metadata write) goes down the block stack
+//     again: a whole PerIO each. The copy on the second mirror does not:
+//     the mirror is software RAID 1 below the target, in PerIO as the
+//     array's own RAID is.
 //   - In write-back mode, a write that dirties a clean block "synchronously
 //     updates the cache metadata (to mark the cache block as dirty) and
 //     completes the write" after that; a block re-dirtied skips it. Cleaning
@@ -29,6 +32,22 @@ import (
 //     The metadata (16 bytes a block) sits in 4 KiB metadata blocks after
 //     the data on every cache drive (flashcache 2's metadata block size),
 //     so each update is a 4 KiB write to each mirror.
+//
+// Where that work runs. Only the lookup and the request's own I/O run in
+// the submitting context (the thread that issued the request: the protocol
+// server's, on whichever core it is on). Everything else is deferred: the
+// completion interrupt of the data write queues the metadata update and
+// schedules the target's one work item (a single kernel work queue entry,
+// which never runs on two cores at once); that work item issues the
+// metadata write, and when it completes ends the user's write and every
+// other write batched into it, kicks off the next queued metadata write,
+// issues fills and starts cleanings; the cleaning copies run in kcopyd's
+// one thread and report back to the work item. So the deferred work is
+// one thread's: it queues behind itself (work), not on every core at
+// once, and costs the requests in the submitting context only the cores it
+// keeps busy. The model runs it on one worker thread (kcopyd's and the
+// work item's share it: both follow the same completions), reported as the
+// tier's "worker thread" resource.
 //
 // The costs scale with the NAS's own CPU.PerIO, itself set from its CPU
 // class, so a faster CPU pays less for its cache in proportion. Without a
@@ -66,12 +85,24 @@ func (tr *Tier) SetCPU(cpu CPU) {
 	tr.lookupCost = time.Duration(float64(tr.ioCost) * lookupShare)
 }
 
-// charge runs d of the tier's work from at and returns when it is done.
+// charge runs d of the tier's work in the submitting context from at (on
+// the core that frees first) and returns when it is done.
 func (tr *Tier) charge(at, d time.Duration) time.Duration {
 	if tr.cpu == nil || d <= 0 {
 		return at
 	}
 	return tr.cpu.Compute(at, d, 0, 0)
+}
+
+// work runs d of the tier's deferred work from at: on the target's one
+// worker thread, after the work booked on it before, and on a core; it
+// returns when it is done.
+func (tr *Tier) work(at, d time.Duration) time.Duration {
+	if tr.cpu == nil || d <= 0 {
+		return at
+	}
+	start, end := tr.worker.Reserve(at, d)
+	return max(end, tr.cpu.Compute(start, d, 0, 0))
 }
 
 // mdBytes is the metadata area of a cache of blocks slots on each drive.
@@ -110,7 +141,7 @@ func (tr *Tier) updateMetadata(at time.Duration, s int32) (time.Duration, error)
 		at = w.end // queued behind the write in flight
 	}
 	off := tr.mdBase + k%(tr.mdArea/mdBlock)*mdBlock
-	t := tr.charge(at, tr.ioCost) // one I/O, mirrored below (writeSlot)
+	t := tr.work(at, tr.ioCost) // one I/O, mirrored below (writeSlot)
 	done := at
 	for _, d := range tr.drives {
 		e, err := d.Submit(t, models.Request{Op: models.Write, Offset: off, Length: mdBlock})
@@ -123,3 +154,15 @@ func (tr *Tier) updateMetadata(at time.Duration, s int32) (time.Duration, error)
 	tr.mdWrites++
 	return done, nil
 }
+
+// Resources implements models.Accountant: the worker thread of the tier's
+// deferred work, when the tier has a CPU (listed busy or not, so that
+// every snapshot has the same entries).
+func (tr *Tier) Resources(at time.Duration) []models.Resource {
+	if tr.cpu == nil {
+		return nil
+	}
+	return []models.Resource{{Name: "worker thread", Class: models.ClassCPU, Units: 1, Busy: tr.worker.BookedBy(at)}}
+}
+
+var _ models.Accountant = (*Tier)(nil)

@@ -140,3 +140,55 @@ func TestMetadataBatching(t *testing.T) {
 		t.Errorf("%v updates batched, want 1", got)
 	}
 }
+
+// TestWorkerThread checks where the tier's work runs: the deferred work
+// (metadata writes, fills, cleaning) queues on one worker thread, as
+// flashcache's single work item runs it, while a request's own lookup runs
+// in the submitting context, on any core, whatever the worker has queued.
+// Two metadata updates of different metadata blocks at the same instant:
+// the second is issued a PerIO after the first, when the worker has
+// issued the first; a read hit meanwhile takes only its lookup and the SSD.
+func TestWorkerThread(t *testing.T) {
+	const perIO = 10 * time.Microsecond
+	tr, err := New(Config{Mode: ReadWrite, Capacity: models.Bytes(64 * mib), FlushDepth: 1}, []models.Device{ssd(t), ssd(t)}, hddArray(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.SetCPU(&fakeCPU{perIO: perIO})
+	at := time.Second
+	var done [2]time.Duration
+	for i, block := range []int64{0, 256} {
+		s, err := tr.allocate(at, block)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done[i], err = tr.updateMetadata(at, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := done[1] - done[0]; got != perIO {
+		t.Errorf("second metadata write of the same instant ends %v after the first, want one PerIO (%v) on the one worker", got, perIO)
+	}
+	if got, want := own(tr, "cache_metadata_writes"), 2.0; got != want {
+		t.Errorf("%v metadata writes, want %v", got, want)
+	}
+	if _, err := tr.Submit(at, models.Request{Op: models.Write, Offset: 512 << 16, Length: 4096}); err != nil {
+		t.Fatal(err)
+	}
+	// With the worker booked for a millisecond more (cleanings queued), a
+	// read hit of the block just written does not wait for it.
+	ssdIO := 50*time.Microsecond + time.Duration(4096/500e6*1e9)
+	rd := done[1] + time.Millisecond
+	tr.worker.Reserve(rd, time.Millisecond)
+	got, err := tr.Submit(rd, models.Request{Op: models.Read, Offset: 512 << 16, Length: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := rd + time.Duration(float64(perIO)*lookupShare) + ssdIO; got != want {
+		t.Errorf("read hit took %v, want the lookup and the SSD's %v", got-rd, want-rd)
+	}
+	res := tr.Resources(rd)
+	if len(res) != 1 || res[0].Name != "worker thread" || res[0].Busy < 3*perIO {
+		t.Errorf("resources %+v, want the worker thread busy at least 3 PerIO (two metadata writes and the write's) by then", res)
+	}
+}

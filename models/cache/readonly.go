@@ -121,12 +121,11 @@ func (tr *Tier) readCached(at time.Duration, off, end int64) (time.Duration, err
 // mirror in read-write mode), one write per contiguous run, and returns
 // when the last completes.
 //
-// The first write of a host write is the I/O the request stands for; every
-// other (a fill's writes: own is false) is issued by the CPU first
-// (cpu.go). The mirrors' copies of one write are one I/O to the CPU: the
-// cache's mirror is software RAID 1 below the target, whose work the
-// block stack's per-I/O cost includes, as it does for the array's own
-// RAID.
+// A host write's writes (own) are issued by their caller; a fill's (own is
+// false) by the tier's worker thread, one I/O each (cpu.go). The mirrors'
+// copies of one write are one I/O to the CPU: the cache's mirror is
+// software RAID 1 below the target, whose work the block stack's per-I/O
+// cost includes, as it does for the array's own RAID.
 func (tr *Tier) writeSlot(at time.Duration, s int32, m uint64, own bool) (time.Duration, error) {
 	done := at
 	err := runs(m, func(first, n int) error {
@@ -134,7 +133,7 @@ func (tr *Tier) writeSlot(at time.Duration, s int32, m uint64, own bool) (time.D
 		req := models.Request{Op: models.Write, Offset: off, Length: int64(n) * tr.sector}
 		t := at
 		if !own {
-			t = tr.charge(at, tr.ioCost)
+			t = tr.work(at, tr.ioCost)
 		}
 		if !tr.rw {
 			e, err := tr.drives[drive].Submit(t, req)

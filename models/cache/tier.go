@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/timeline"
 )
 
 // Tier is an SSD cache tier in front of a backing device (an array).
@@ -39,6 +40,7 @@ type Tier struct {
 
 	// CPU work (cpu.go); nil cpu: none charged.
 	cpu                CPU
+	worker             timeline.Timeline // the target's worker thread (cpu.go)
 	ioCost, lookupCost time.Duration
 	mdBase, mdArea     int64 // offset and size of the metadata area on each cache drive (read-write mode)
 	md                 map[int64]mdWrite

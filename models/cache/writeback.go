@@ -53,7 +53,14 @@ func (tr *Tier) write(at time.Duration, r models.Request) (time.Duration, error)
 			tr.t.touch(s)
 		}
 		m := tr.sectorMask(base, off, end)
-		e, err := tr.writeSlot(start, s, m, base == first)
+		t := start
+		if base != first {
+			// The target maps a request block by block, each
+			// block's write a further I/O from the submitting
+			// context (cpu.go).
+			t = tr.charge(start, tr.ioCost)
+		}
+		e, err := tr.writeSlot(t, s, m, true)
 		if err != nil {
 			return at, err
 		}
@@ -190,21 +197,22 @@ func (tr *Tier) cleanOn(li int, at time.Duration, s int32) (time.Duration, error
 func (tr *Tier) flushSlot(at time.Duration, s int32) (time.Duration, error) {
 	d := tr.t.dirty[s]
 	base := tr.t.block(s) * tr.block
-	// The cleaning job: the target's own work, then per run a read from
-	// an SSD and a write to the array, each issued by the CPU (cpu.go).
-	at = tr.charge(at, tr.lookupCost)
+	// The cleaning job, on the tier's worker thread (cpu.go): the
+	// target's own work, then per run a read from an SSD and a write to
+	// the array, one I/O each.
+	at = tr.work(at, tr.lookupCost)
 	done := at
 	err := runs(d, func(first, n int) error {
 		_, off := tr.where(s, first)
 		length := int64(n) * tr.sector
 		tr.mirrorRR = (tr.mirrorRR + 1) % len(tr.drives)
-		rd, err := tr.drives[tr.mirrorRR].Submit(tr.charge(at, tr.ioCost), models.Request{Op: models.Read, Offset: off, Length: length})
+		rd, err := tr.drives[tr.mirrorRR].Submit(tr.work(at, tr.ioCost), models.Request{Op: models.Read, Offset: off, Length: length})
 		if err != nil {
 			return err
 		}
 		pos := base + int64(first)*tr.sector
 		length = min(length, tr.Capacity()-pos)
-		wd, err := tr.backing.Submit(tr.charge(rd, tr.ioCost), models.Request{Op: models.Write, Offset: pos, Length: length})
+		wd, err := tr.backing.Submit(tr.work(rd, tr.ioCost), models.Request{Op: models.Write, Offset: pos, Length: length})
 		if err != nil {
 			return err
 		}
