@@ -155,13 +155,15 @@ var ownFamilies = map[string][2]string{
 	"rebuild_bytes":  {"nasemu_raid_rebuild_bytes_total", "Bytes an array has rebuilt onto replacement members."},
 
 	// The SSD cache tier.
-	"cache_hits":           {"nasemu_ssd_cache_hits_total", "Reads the SSD cache tier served from its SSDs."},
-	"cache_misses":         {"nasemu_ssd_cache_misses_total", "Reads the SSD cache tier sent on to the array (not cached, or not wholly)."},
-	"cache_dirty_bytes":    {"nasemu_ssd_cache_dirty_bytes", "Bytes written to the SSD cache tier and not yet flushed to the array."},
-	"cache_flushed_bytes":  {"nasemu_ssd_cache_flushed_bytes_total", "Dirty bytes the SSD cache tier has flushed to the array."},
-	"cache_bypassed_bytes": {"nasemu_ssd_cache_bypassed_bytes_total", "Bytes the SSD cache tier let pass to the array without caching them (sequential I/O)."},
-	"cache_fill_bytes":     {"nasemu_ssd_cache_fill_bytes_total", "Bytes the SSD cache tier copied from the array into its SSDs after read misses."},
-	"cache_used_bytes":     {"nasemu_ssd_cache_used_bytes", "Bytes of the SSD cache tier holding cached blocks."},
+	"cache_hits":             {"nasemu_ssd_cache_hits_total", "Reads the SSD cache tier served from its SSDs."},
+	"cache_misses":           {"nasemu_ssd_cache_misses_total", "Reads the SSD cache tier sent on to the array (not cached, or not wholly)."},
+	"cache_dirty_bytes":      {"nasemu_ssd_cache_dirty_bytes", "Bytes written to the SSD cache tier and not yet flushed to the array."},
+	"cache_flushed_bytes":    {"nasemu_ssd_cache_flushed_bytes_total", "Dirty bytes the SSD cache tier has flushed to the array."},
+	"cache_bypassed_bytes":   {"nasemu_ssd_cache_bypassed_bytes_total", "Bytes the SSD cache tier let pass to the array without caching them (sequential I/O)."},
+	"cache_fill_bytes":       {"nasemu_ssd_cache_fill_bytes_total", "Bytes the SSD cache tier copied from the array into its SSDs after read misses."},
+	"cache_used_bytes":       {"nasemu_ssd_cache_used_bytes", "Bytes of the SSD cache tier holding cached blocks."},
+	"cache_metadata_writes":  {"nasemu_ssd_cache_metadata_writes_total", "Writes of the SSD cache tier's on-flash metadata blocks (block state changes made durable, as flashcache does)."},
+	"cache_metadata_batched": {"nasemu_ssd_cache_metadata_batched_total", "Metadata updates of the SSD cache tier that joined a metadata block's queued write instead of writing it again."},
 
 	// The NAS controller.
 	"cpu_busy_ns":            {"nasemu_nas_cpu_busy_seconds_total", "Model time the NAS's CPU cores have spent serving requests, summed over its cores."},

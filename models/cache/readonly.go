@@ -85,7 +85,7 @@ func (tr *Tier) read(at time.Duration, r models.Request) (time.Duration, error) 
 		if fill == 0 {
 			continue
 		}
-		if _, err := tr.writeSlot(done, s, fill); err != nil {
+		if _, err := tr.writeSlot(done, s, fill, false); err != nil {
 			return done, err
 		}
 		tr.t.valid[s] |= fill
@@ -120,18 +120,28 @@ func (tr *Tier) readCached(at time.Duration, off, end int64) (time.Duration, err
 // writeSlot writes the sectors m of slot s to the cache drives (every
 // mirror in read-write mode), one write per contiguous run, and returns
 // when the last completes.
-func (tr *Tier) writeSlot(at time.Duration, s int32, m uint64) (time.Duration, error) {
+//
+// A host write's writes (own) are issued by their caller; a fill's (own is
+// false) by the tier's worker thread, one I/O each (cpu.go). The mirrors'
+// copies of one write are one I/O to the CPU: the cache's mirror is
+// software RAID 1 below the target, whose work the block stack's per-I/O
+// cost includes, as it does for the array's own RAID.
+func (tr *Tier) writeSlot(at time.Duration, s int32, m uint64, own bool) (time.Duration, error) {
 	done := at
 	err := runs(m, func(first, n int) error {
 		drive, off := tr.where(s, first)
 		req := models.Request{Op: models.Write, Offset: off, Length: int64(n) * tr.sector}
+		t := at
+		if !own {
+			t = tr.work(at, tr.ioCost)
+		}
 		if !tr.rw {
-			e, err := tr.drives[drive].Submit(at, req)
+			e, err := tr.drives[drive].Submit(t, req)
 			done = max(done, e)
 			return err
 		}
 		for _, d := range tr.drives {
-			e, err := d.Submit(at, req)
+			e, err := d.Submit(t, req)
 			if err != nil {
 				return err
 			}

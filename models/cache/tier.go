@@ -3,9 +3,11 @@ package cache
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"time"
 
 	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/timeline"
 )
 
 // Tier is an SSD cache tier in front of a backing device (an array).
@@ -24,6 +26,7 @@ type Tier struct {
 
 	// Flusher (read-write mode).
 	lanes       []time.Duration // per flush lane: busy until
+	laneMark    []int32         // per flush lane: the slot it cleaned last, not yet marked clean on flash, or -1
 	pending     []sweepEntry    // blocks dirtied since the last snapshot
 	sweep       []sweepEntry    // the current pass, in address order
 	sweepPos    int
@@ -34,6 +37,15 @@ type Tier struct {
 	// backingUnflushed: writes went to the backing device itself (around
 	// or past the cache) since its last flush.
 	backingUnflushed bool
+
+	// CPU work (cpu.go); nil cpu: none charged.
+	cpu                CPU
+	worker             timeline.Timeline // the target's worker thread (cpu.go)
+	ioCost, lookupCost time.Duration
+	mdBase, mdArea     int64 // offset and size of the metadata area on each cache drive (read-write mode)
+	md                 map[int64]mdWrite
+	mdWrites           int64
+	mdBatched          int64 // updates that rode along another's write
 
 	hits, misses                       int64
 	backingWaits                       int64 // foreground requests besides misses that waited for the backing device (models.Gate)
@@ -84,6 +96,10 @@ func New(cfg Config, cacheDrives []models.Device, backing models.Device) (*Tier,
 		room = int64(cfg.Capacity)
 	}
 	blocks := room / int64(cfg.Block)
+	if rw {
+		// The metadata area follows the data on every mirror (cpu.go).
+		blocks = (room - mdBytes(blocks)) / int64(cfg.Block)
+	}
 	if blocks < 1 || blocks > 1<<31-1 {
 		return nil, fmt.Errorf("%w: cache: %d blocks of %v", models.ErrConfig, blocks, cfg.Block)
 	}
@@ -97,7 +113,11 @@ func New(cfg Config, cacheDrives []models.Device, backing models.Device) (*Tier,
 		t:          newBlockTable(int32(blocks)),
 		streams:    make([]stream, cfg.Streams),
 		lanes:      make([]time.Duration, cfg.FlushDepth),
+		laneMark:   slices.Repeat([]int32{-1}, cfg.FlushDepth),
 		dirtyLimit: max(1, int64(cfg.DirtyLimit*float64(blocks))),
+		mdBase:     blocks * int64(cfg.Block),
+		mdArea:     mdBytes(blocks),
+		md:         map[int64]mdWrite{},
 	}
 	tr.perBlock = int(tr.block / tr.sector)
 	return tr, nil
@@ -131,6 +151,8 @@ func (tr *Tier) Counters() []models.Counter {
 		{Name: "cache_bypassed_bytes", Value: float64(tr.bypassedBytes)},
 		{Name: "cache_fill_bytes", Value: float64(tr.fills)},
 		{Name: "cache_used_bytes", Value: float64(int64(tr.t.len()) * tr.block)},
+		{Name: "cache_metadata_writes", Value: float64(tr.mdWrites)},
+		{Name: "cache_metadata_batched", Value: float64(tr.mdBatched)},
 	}
 }
 
@@ -149,11 +171,12 @@ func (tr *Tier) Submit(at time.Duration, r models.Request) (time.Duration, error
 		if r.Length == 0 {
 			return at, nil
 		}
-		return tr.read(at, r)
+		return tr.read(tr.charge(at, tr.lookupCost), r)
 	case models.Write:
 		if r.Length == 0 {
 			return at, nil
 		}
+		at = tr.charge(at, tr.lookupCost)
 		if !tr.rw {
 			tr.invalidate(r.Offset, r.End())
 			tr.backingUnflushed = true

@@ -53,9 +53,23 @@ func (tr *Tier) write(at time.Duration, r models.Request) (time.Duration, error)
 			tr.t.touch(s)
 		}
 		m := tr.sectorMask(base, off, end)
-		e, err := tr.writeSlot(start, s, m)
+		t := start
+		if base != first {
+			// The target maps a request block by block, each
+			// block's write a further I/O from the submitting
+			// context (cpu.go).
+			t = tr.charge(start, tr.ioCost)
+		}
+		e, err := tr.writeSlot(t, s, m, true)
 		if err != nil {
 			return at, err
+		}
+		if tr.t.dirty[s] == 0 {
+			// A clean block turns dirty: its metadata is on flash
+			// before the write completes (cpu.go).
+			if e, err = tr.updateMetadata(e, s); err != nil {
+				return at, err
+			}
 		}
 		done = max(done, e)
 		tr.markDirty(s, m, done)
@@ -104,7 +118,7 @@ func (tr *Tier) background(at time.Duration) error {
 		if s < 0 {
 			return nil
 		}
-		done, err := tr.flushSlot(max(tr.lanes[li], tr.t.dirtyAt[s]), s)
+		done, err := tr.cleanOn(li, max(tr.lanes[li], tr.t.dirtyAt[s]), s)
 		if err != nil {
 			return err
 		}
@@ -123,7 +137,7 @@ func (tr *Tier) flushUntil(at time.Duration, target int64) (time.Duration, error
 			break
 		}
 		li := tr.lane()
-		done, err := tr.flushSlot(max(tr.lanes[li], at, tr.t.dirtyAt[s]), s)
+		done, err := tr.cleanOn(li, max(tr.lanes[li], at, tr.t.dirtyAt[s]), s)
 		if err != nil {
 			return at, err
 		}
@@ -157,6 +171,25 @@ func (tr *Tier) nextDirty() int32 {
 	}
 }
 
+// cleanOn cleans slot s on flush lane li from at (flushSlot) and returns
+// when the array has its data. The block is marked clean on flash
+// (cpu.go) when the lane starts its next job: the mark is not needed for
+// durability (a block left marked dirty is only cleaned again after a
+// crash), so flashcache batches it with later ones instead of waiting.
+func (tr *Tier) cleanOn(li int, at time.Duration, s int32) (time.Duration, error) {
+	if p := tr.laneMark[li]; p >= 0 {
+		tr.laneMark[li] = -1
+		if _, err := tr.updateMetadata(at, p); err != nil {
+			return at, err
+		}
+	}
+	done, err := tr.flushSlot(at, s)
+	if err == nil {
+		tr.laneMark[li] = s
+	}
+	return done, err
+}
+
 // flushSlot copies the dirty sectors of slot s to the backing device: each
 // contiguous run is read from a cache drive and then written to the array.
 // The slot counts as clean from now on; the return is when the array has
@@ -164,18 +197,22 @@ func (tr *Tier) nextDirty() int32 {
 func (tr *Tier) flushSlot(at time.Duration, s int32) (time.Duration, error) {
 	d := tr.t.dirty[s]
 	base := tr.t.block(s) * tr.block
+	// The cleaning job, on the tier's worker thread (cpu.go): the
+	// target's own work, then per run a read from an SSD and a write to
+	// the array, one I/O each.
+	at = tr.work(at, tr.lookupCost)
 	done := at
 	err := runs(d, func(first, n int) error {
 		_, off := tr.where(s, first)
 		length := int64(n) * tr.sector
 		tr.mirrorRR = (tr.mirrorRR + 1) % len(tr.drives)
-		rd, err := tr.drives[tr.mirrorRR].Submit(at, models.Request{Op: models.Read, Offset: off, Length: length})
+		rd, err := tr.drives[tr.mirrorRR].Submit(tr.work(at, tr.ioCost), models.Request{Op: models.Read, Offset: off, Length: length})
 		if err != nil {
 			return err
 		}
 		pos := base + int64(first)*tr.sector
 		length = min(length, tr.Capacity()-pos)
-		wd, err := tr.backing.Submit(rd, models.Request{Op: models.Write, Offset: pos, Length: length})
+		wd, err := tr.backing.Submit(tr.work(rd, tr.ioCost), models.Request{Op: models.Write, Offset: pos, Length: length})
 		if err != nil {
 			return err
 		}
@@ -183,6 +220,7 @@ func (tr *Tier) flushSlot(at time.Duration, s int32) (time.Duration, error) {
 		tr.flushedBytes += length
 		return nil
 	})
+
 	tr.dirtyBytes -= int64(popcount(d)) * tr.sector
 	if d != 0 {
 		tr.dirtyBlocks--

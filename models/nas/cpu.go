@@ -222,3 +222,9 @@ func (c *Controller) submit(at time.Duration, r models.Request) (time.Duration, 
 	start, end := c.md.Reserve(at, cost)
 	return max(done, end, c.cpu.run(start, cost)), err
 }
+
+// IOCost is the CPU time charged for one I/O issued to the storage
+// (CPU.PerIO): layers below the controller that issue I/Os of their own
+// (an SSD cache tier's fills, mirror copies, metadata updates) charge it
+// for each through Compute.
+func (c *Controller) IOCost() time.Duration { return c.cfg.CPU.PerIO }

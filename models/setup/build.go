@@ -42,6 +42,9 @@ func (s *Setup) buildNAS(storage models.Device) (models.Device, error) {
 	if err != nil {
 		return nil, fmt.Errorf("setup %s: nas %s: %w", s.Name, s.NAS.Name, err)
 	}
+	if tier, ok := storage.(*cache.Tier); ok {
+		tier.SetCPU(c) // the cache is a kernel target: its work runs on the NAS's cores
+	}
 	return c, nil
 }
 
