@@ -423,6 +423,7 @@ func stallingAfter(t *testing.T, d time.Duration) *Path {
 	}
 	return tg
 }
+
 // TestURingRegistersFilesOnlyWhenAsked: as fio's io_uring engine, a ring
 // registers the job's files only with registerfiles; by default each
 // operation names its file descriptor. The kernel's fdinfo of the ring
