@@ -135,6 +135,36 @@ func datacenterNVMe(c ssd.Config) ssd.Config {
 	return c
 }
 
+// Enterprise TLC program time. Enterprise firmware programs TLC with
+// tighter threshold-voltage distributions than client firmware (smaller
+// program steps, more verify loops, for data retention at the end of the
+// rated endurance), so its program time is its NAND family's, not the
+// client class's (nand64L256, nand96L512). No NAND data sheet of these
+// dies is public; each family's time is set from one drive's data sheet
+// and predicts the family's other drives:
+//
+//   - imftEnterpriseTLC: the Intel/Micron (IMFT) floating-gate TLC,
+//     programmed in two passes (coarse and fine), 64 and 96 layers alike:
+//     set from the Intel D3-S4510 960GB's 36K steady-state random writes
+//     (16 dies at write amplification ~4.1: 444 µs of die time per write,
+//     a 4-plane page group in 1.51 ms); the Micron 5300 PRO's 31K is a
+//     prediction (the datasheet test).
+//   - bicsEnterpriseTLC: the Kioxia/WD BiCS charge-trap TLC: set from the
+//     WD Ultrastar DC SN640 1.92TB's 2000 MB/s sequential write (32 dies x
+//     64 KiB / 2.0 GB/s = 1049 µs a page group, less the 82 µs transfer);
+//     the Kingston DC500M's 58K steady-state random writes are a
+//     prediction.
+//
+// calibrated: catalog.imft_enterprise_tlc (class: IMFT floating-gate TLC
+// under enterprise firmware) from the D3-S4510's data-sheet random-write
+// row; catalog.bics_enterprise_tlc (class: BiCS charge-trap TLC under
+// enterprise firmware) from the DC SN640's data-sheet sequential-write
+// row. Neither is a reference (review) row.
+const (
+	imftEnterpriseTLC = 1510 * us
+	bicsEnterpriseTLC = 967 * us
+)
+
 const sn700Source = "WD Red SN700 NVMe SSD product brief / spec table (sequential 128 KiB, random 4 KiB QD32 x 8 threads, fresh out of box; TBW over 5 years)"
 
 // sn700 is the WD Red SN700 family: WD in-house NVMe Gen3 x4 controller
@@ -223,15 +253,15 @@ var ssdDrives = []Drive{
 		Source: "Kingston DC500 series datasheet (seq 555/520 MB/s; steady-state 4K random 98K/58K IOPS, QD32 after preconditioning; 1139 TBW = 1.3 DWPD x 5 years)",
 		// Phison PS3112-S12DC 8-channel enterprise SATA controller, 64-layer
 		// 256 Gb TLC: 16 dies (512 GiB raw, raw/user 1.145), no SLC cache
-		// (all writes TLC, power-loss protected DRAM buffer). Steady-state
-		// random write: greedy GC's write amplification at 1.145 is about
-		// 4.1, so each host 4 KiB costs a die 4.1/16 page-group programs
-		// plus 3.1 relocation reads (~11 µs each); 58K IOPS on 16 dies
-		// means 276 µs of die time per write, hence a TLC program time of
-		// 850 µs per page group (full-sequence programming, as
-		// enterprise firmware does for retention). Seq write is then the
-		// SATA link (NAND: 16 x 64 KiB / 948 µs = 1.1 GB/s). Random read:
-		// the controller's ~100K commands/s over NCQ.
+		// (all writes TLC, power-loss protected DRAM buffer). Kingston does
+		// not name the NAND; it takes the charge-trap (BiCS) family's
+		// enterprise program time, 967 µs a page group
+		// (bicsEnterpriseTLC), not one set from this drive's figures.
+		// Steady-state random write is then a prediction: greedy GC's write
+		// amplification at 1.145 (about 4.1) costs each host 4 KiB 4.1/16
+		// page-group programs of a die plus 3.1 relocation reads. Seq write
+		// is the SATA link (NAND: 16 x 64 KiB / 1.05 ms = 1.0 GB/s).
+		// Random read: the controller's ~100K commands/s over NCQ.
 		SSD: ptr(func() ssd.Config {
 			c := nand64L256(ssd.Config{
 				Capacity: 480e9, Interface: ssd.SATA,
@@ -240,7 +270,7 @@ var ssdDrives = []Drive{
 				RatedTBW:    1139,
 				SeqReadMBps: 555, SeqWriteMBps: 520, RandReadIOPS: 98e3, RandWriteIOPS: 58e3, PostCacheWriteMBps: 520,
 			})
-			c.ProgramTLC = 850 * us
+			c.ProgramTLC = bicsEnterpriseTLC
 			return c
 		}()),
 	},
@@ -250,10 +280,12 @@ var ssdDrives = []Drive{
 		Source: "Micron 5300 SSD product brief (seq 128 KiB 540/520 MB/s; steady-state 4K random 95K/31K IOPS, QD32; endurance 1.5 DWPD x 5 years = 2628 TB)",
 		// Marvell 8-channel SATA controller, Micron 96-layer 512 Gb TLC:
 		// 16 dies (1 TiB raw, raw/user 1.145), no SLC cache in steady
-		// state. Steady state at write amplification ~4.1: 31K IOPS on 16
-		// dies is 516 µs of die time per write, hence tPROG 1.79 ms per
-		// 4-plane page group (Micron programs TLC in two passes, slower
-		// than one-shot). Seq write: 16 x 64 KiB / 1.89 ms = 555 MB/s.
+		// state. Micron's 96-layer TLC is the IMFT floating-gate cell
+		// programmed in two passes, as the D3-S4510's 64-layer is: it takes
+		// that family's enterprise program time (imftEnterpriseTLC,
+		// 1.51 ms a 4-plane page group), so its 31K steady-state random
+		// writes are a prediction. Seq write: the SATA link (NAND:
+		// 16 x 64 KiB / 1.61 ms = 650 MB/s).
 		SSD: ptr(func() ssd.Config {
 			c := nand96L512(ssd.Config{
 				Capacity: 960e9, Interface: ssd.SATA,
@@ -262,7 +294,7 @@ var ssdDrives = []Drive{
 				RatedTBW:    2628,
 				SeqReadMBps: 540, SeqWriteMBps: 520, RandReadIOPS: 95e3, RandWriteIOPS: 31e3, PostCacheWriteMBps: 520,
 			})
-			c.ProgramTLC = 1790 * us
+			c.ProgramTLC = imftEnterpriseTLC
 			return c
 		}()),
 	},
@@ -271,11 +303,10 @@ var ssdDrives = []Drive{
 		Price:  price(240, "2020-06"),
 		Source: "Intel SSD D3-S4510 product specification (seq 560/510 MB/s; 4K random 95K/36K IOPS, QD32, full LBA span, steady state; 3.4 PBW)",
 		// Intel 8-channel SATA controller, IMFT 64-layer 512 Gb TLC: 16
-		// dies (1 TiB raw, raw/user 1.145), no SLC cache. Steady state at
-		// write amplification ~4.1: 36K IOPS on 16 dies is 444 µs of die
-		// time per write, hence tPROG 1.51 ms per 4-plane page group
-		// (IMFT floating-gate TLC programs in two passes). Seq write is
-		// the SATA link (NAND: 16 x 64 KiB / 1.61 ms = 650 MB/s).
+		// dies (1 TiB raw, raw/user 1.145), no SLC cache. Its 36K
+		// steady-state random writes set the IMFT family's enterprise
+		// program time (imftEnterpriseTLC, 1.51 ms a page group). Seq write
+		// is the SATA link (NAND: 16 x 64 KiB / 1.61 ms = 650 MB/s).
 		SSD: ptr(func() ssd.Config {
 			c := nand64L256(ssd.Config{
 				Capacity: 960e9, Interface: ssd.SATA,
@@ -284,7 +315,7 @@ var ssdDrives = []Drive{
 				RatedTBW:    3400,
 				SeqReadMBps: 560, SeqWriteMBps: 510, RandReadIOPS: 95e3, RandWriteIOPS: 36e3, PostCacheWriteMBps: 510,
 			})
-			c.ProgramTLC = 1510 * us
+			c.ProgramTLC = imftEnterpriseTLC
 			c.BlocksPerDie = 1364 // 512 Gb die
 			return c
 		}()),
@@ -294,9 +325,10 @@ var ssdDrives = []Drive{
 		Price:  price(380, "2021-06"),
 		Source: "WD Ultrastar DC SN640 data sheet (0.8 DWPD model; seq 128 KiB 3330/2000 MB/s; 4K random 428K/55K IOPS, steady state after preconditioning; 2803 TB written = 0.8 DWPD x 5 years)",
 		// WD enterprise NVMe Gen3 x4 controller, 96-layer 512 Gb TLC: 32
-		// dies (2 TiB raw) on 8 channels at 800 MB/s, no SLC cache. Seq
-		// write is the NAND: 32 x 64 KiB / 2.0 GB/s = 1049 µs per page
-		// group, less 82 µs transfer: tPROG 967 µs. Of the 910 blocks per
+		// dies (2 TiB raw) on 8 channels at 800 MB/s, no SLC cache. Its seq
+		// write is the NAND and sets the BiCS family's enterprise program
+		// time (bicsEnterpriseTLC): 32 x 64 KiB / 2.0 GB/s = 1049 µs per
+		// page group, less 82 µs transfer: tPROG 967 µs. Of the 910 blocks per
 		// die, 850 hold data: the rest are the die-parity stripe (RAIN,
 		// 1/32), grown-bad-block spares and firmware areas, so raw/user is
 		// 1.07, whose write amplification (~7.8) at that program time gives
@@ -319,7 +351,7 @@ var ssdDrives = []Drive{
 				RatedTBW:    2803,
 				SeqReadMBps: 3330, SeqWriteMBps: 2000, RandReadIOPS: 428e3, RandWriteIOPS: 55e3, PostCacheWriteMBps: 2000,
 			})
-			c.ProgramTLC = 967 * us
+			c.ProgramTLC = bicsEnterpriseTLC
 			c.BlocksPerDie = 850
 			return datacenterNVMe(c)
 		}()),

@@ -111,6 +111,15 @@
 // and LIO says Yes), FirstBurst 64 KiB, MaxBurst 256 KiB, data segments of
 // 256 KiB, no digests.
 //
+// The target's CPU work runs on one core per connection: LIO serves a
+// connection with a receive and a transmit thread pinned to the same CPU.
+// The receive thread parses each command and Data-Out PDU and runs a
+// file-backed LUN's read or write; the transmit thread sends each R2T
+// and, when the backend is done, the Data-In and response PDUs. A large
+// write thus costs the receive side an R2T and a Data-Out PDU per burst
+// more than a large read costs the transmit side; more connections use
+// more cores.
+//
 // Over iSCSI the client's own filesystem runs on the LUN, so file
 // operations never reach the NAS as such: the client's NTFS-like
 // filesystem turns them into block I/O. A create allocates a 1 KiB file

@@ -168,3 +168,44 @@ func TestISCSIServerMiss(t *testing.T) {
 		}
 	}
 }
+
+// A connection's target work is split between its receive and transmit
+// threads as LIO splits it, on one core: a 256 KiB read costs the two
+// threads one command (ServerRequest), a 256 KiB write beyond FirstBurst
+// one command plus an R2T sent and a Data-Out PDU received (a quarter of
+// ServerRequest each), so with the threads the limit, one connection's
+// writes run at two thirds of its reads. A 4 KiB write carried whole as
+// immediate data costs what a 4 KiB read does.
+func TestISCSIReceiveTransmitSplit(t *testing.T) {
+	const (
+		req = 400 * time.Microsecond
+		n   = 4000
+	)
+	rate := func(op models.Op, size int64) float64 {
+		nas := &coresNAS{fakeNAS: fakeNAS{capacity: 64 * gib}, cores: make([]time.Duration, 4)}
+		d := newStack(t, Config{Protocol: ISCSI, ServerRequest: req, ServerWrite: -1, ServerMiss: -1}, link.Config{Kind: "10gbe"}, nas)
+		end := closedLoop(t, d, 1, 16, n, func(_, i int) models.Request {
+			return models.Request{Op: op, Offset: int64(i%4096) * size, Length: size}
+		})
+		want := time.Duration(n) * req
+		if op == models.Write && size > 64<<10 {
+			want += time.Duration(n) * req / 2 // the R2T and the Data-Out PDU
+		}
+		if busy := d.threadBusy; busy != want {
+			t.Errorf("%v %d B: target threads busy %v, want %v", op, size, busy, want)
+		}
+		return n / end.Seconds()
+	}
+	reads, writes := rate(models.Read, 256<<10), rate(models.Write, 256<<10)
+	t.Logf("256 KiB commands on one connection: %.0f reads/s, %.0f writes/s", reads, writes)
+	if want := 1 / req.Seconds(); reads < 0.97*want || reads > 1.01*want {
+		t.Errorf("256 KiB reads: %.0f/s, want ≈ 1/ServerRequest = %.0f", reads, want)
+	}
+	if want := reads * 2 / 3; writes < 0.95*want || writes > 1.01*want {
+		t.Errorf("256 KiB writes: %.0f/s, want ≈ two thirds of the reads' %.0f (an R2T and a Data-Out PDU more)", writes, reads)
+	}
+	small, smallW := rate(models.Read, 4096), rate(models.Write, 4096)
+	if smallW < 0.99*small || smallW > 1.01*small {
+		t.Errorf("4 KiB: %.0f writes/s against %.0f reads/s, want the same (immediate data, no R2T)", smallW, small)
+	}
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/nasemu/nasemu/models"
 	"github.com/nasemu/nasemu/models/link"
+	"github.com/nasemu/nasemu/models/timeline"
 )
 
 // Computer is implemented by a device below the protocol that owns CPU
@@ -212,6 +213,12 @@ type session struct {
 	// session in turn (file I/O itself goes to helper threads), so that
 	// work is serial per session even on a multi-core NAS.
 	serverBusy time.Duration
+	// conn is an iSCSI connection's core: LIO runs a receive and a
+	// transmit thread per connection and pins both to the same CPU
+	// (iscsit_thread_check_cpumask), so their work shares one calendar,
+	// the receive side's at a PDU's arrival and the transmit side's when
+	// the backend completes (iscsi.go). nil for SMB.
+	conn *timeline.Timeline
 
 	inFile  bool // a file is open (between Create/Open and Close)
 	written bool // the open file was written
@@ -250,6 +257,7 @@ func (d *Device) session(flow int) *session {
 	case protoISCSI:
 		s.slots = newWindow(d.cfg.QueueDepth)
 		s.behind = newWindow(writeBehind)
+		s.conn = new(timeline.Timeline)
 	}
 	d.sessions[flow] = s
 	return s
