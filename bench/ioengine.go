@@ -199,8 +199,9 @@ func pathFiles(st *stream) ([]*pathFile, [][]FileUnwrapper, bool) {
 // returns the function that runs them. Files that are not local files
 // (another target) run on threads. An asynchronous engine's queue is set
 // up here, on the calling goroutine's thread, which stays locked to it
-// until the returned function has run: io_uring's single issuer is the
-// thread that set the ring up.
+// for good: io_uring's single issuer is the thread that set the ring up,
+// and the thread must serve no other ring after it (see below), so the
+// caller's goroutine ends once the returned function has run.
 func (c *WallClock) prepareStream(st *stream, slots []*slot, raw bool) (run func()) {
 	threads := func() { c.runThreads(slots) }
 	j := st.job
@@ -243,7 +244,15 @@ func (c *WallClock) prepareStream(st *stream, slots []*slot, raw bool) (run func
 			bufs[i] = sl.buf
 		}
 	}
-	runtime.LockOSThread() // io_uring's single issuer: the thread that sets the ring up submits
+	// io_uring's single issuer: the thread that sets the ring up submits.
+	// The kernel also keeps per thread, not per ring, the pool of workers
+	// that carry a ring's blocking operations (buffered writes, for one):
+	// the first ring a thread submits to sizes it (at most its own depth)
+	// and lends it its hash of files, and later rings on that thread
+	// inherit both. A job's ring therefore runs on a thread that serves no
+	// other: its goroutine ends still locked to it, which ends the thread,
+	// as each of fio's jobs is a thread of its own.
+	runtime.LockOSThread()
 	var whys []string
 	for _, e := range chain {
 		mk := queueFactories[e]
@@ -261,7 +270,7 @@ func (c *WallClock) prepareStream(st *stream, slots []*slot, raw bool) (run func
 			use.Note = fmt.Sprintf("ioengine=%s is not available (%s): ran on %s", j.Engine, strings.Join(whys, "; "), e)
 		}
 		return func() {
-			defer runtime.UnlockOSThread()
+			// Not unlocked: see above (the caller's goroutine ends here).
 			if c.runQueue(st, slots, q, pfs, wraps) {
 				q.close()
 			} else {

@@ -154,8 +154,7 @@ func signalledWait(t *testing.T, gap time.Duration, outlasts bool) {
 	}
 	defer unix.Close(p[0])
 	defer unix.Close(p[1])
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	runtime.LockOSThread() // for good: the thread ends with the test (see prepareStream)
 	tid := unix.Gettid()
 	q := ringReading(t, p[0], 8, true)
 	var wrote atomic.Int64
@@ -377,8 +376,7 @@ func TestURingCountsTakenEntries(t *testing.T) {
 	if err := f.Truncate(4096); err != nil {
 		t.Fatal(err)
 	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	runtime.LockOSThread() // for good: the thread ends with the test (see prepareStream)
 	q := ringReading(t, int(f.Fd()), 4096, false)
 	q.inRing++ // as if the entry had been counted twice
 	n, err := q.submit()
@@ -438,6 +436,7 @@ func TestURingRegistersFilesOnlyWhenAsked(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	runtime.LockOSThread() // for good: the thread ends with the test (see prepareStream)
 	buf := make([]byte, 4096)
 	for _, register := range []bool{false, true} {
 		q, err := newURing(1, []int{int(f.Fd())}, nil, queueOpts{registerFiles: register})
@@ -471,6 +470,56 @@ func TestURingRegistersFilesOnlyWhenAsked(t *testing.T) {
 		q.close()
 		if res != 4096 {
 			t.Errorf("registerFiles=%v: read returned %d", register, res)
+		}
+	}
+}
+
+// TestURingThreadPerRing checks that each job's ring runs on a thread of
+// its own that ends with the job: the kernel keeps a ring's pool of
+// workers per thread, sized by the first ring the thread submitted to,
+// and a later ring on the same thread would inherit it (see
+// prepareStream).
+func TestURingThreadPerRing(t *testing.T) {
+	var mu sync.Mutex
+	var tids []int
+	orig := queueFactories[EngineIOUring]
+	queueFactories[EngineIOUring] = func(depth int, fds []int, bufs [][]byte, o queueOpts) (ioQueue, error) {
+		mu.Lock()
+		tids = append(tids, unix.Gettid())
+		mu.Unlock()
+		return orig(depth, fds, bufs, o)
+	}
+	t.Cleanup(func() { queueFactories[EngineIOUring] = orig })
+	tg, err := OpenPath(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jobs []Job
+	for i, qd := range []int{1, 32, 4} {
+		jobs = append(jobs, Job{Name: fmt.Sprint("j", i), RW: RandWrite, BS: 4096, Size: 1 << 20, IODepth: qd, Engine: EngineIOUring,
+			NumberIOs: 64, Filename: "f", Stonewall: true})
+	}
+	if _, err := Run(tg, jobs, Options{Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(tids) != len(jobs) {
+		t.Fatalf("%d rings set up for %d jobs", len(tids), len(jobs))
+	}
+	for i, tid := range tids {
+		if slices.Index(tids, tid) != i {
+			t.Errorf("jobs %d and %d set their rings up on the same thread %d", slices.Index(tids, tid), i, tid)
+		}
+		// The thread ends once its goroutine has; allow it a moment.
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if _, err := os.Stat(fmt.Sprintf("/proc/self/task/%d", tid)); os.IsNotExist(err) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("job %d's thread %d still runs after the job", i, tid)
+				break
+			}
 		}
 	}
 }

@@ -1,9 +1,12 @@
 package bench
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/bits"
+	"os"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -112,6 +115,7 @@ type uring struct {
 	fixedBuf bool
 	fds      []int // the files' descriptors; nil when they are registered
 	raw      bool  // wait without giving up the goroutine's P (see ioQueue)
+	tid      int   // the submitting thread
 	bufs     [][]byte
 	// The wait's argument and timeout, read by the kernel: on the heap,
 	// where nothing moves them while it does.
@@ -141,7 +145,7 @@ func newURing(depth int, fds []int, bufs [][]byte, o queueOpts) (ioQueue, error)
 	if err != nil {
 		return nil, fmt.Errorf("io_uring_setup: %w", err)
 	}
-	r := &uring{fd: fd, bufs: bufs, raw: o.raw}
+	r := &uring{fd: fd, bufs: bufs, raw: o.raw, tid: unix.Gettid()}
 	if err := r.mmap(&p); err != nil {
 		r.close()
 		return nil, err
@@ -343,8 +347,38 @@ func (r *uring) reap(max int, fn func(i int, res int64)) {
 }
 
 func (r *uring) state() string {
-	return fmt.Sprintf("io_uring: %d operations taken by the kernel, %d completions reaped; submission ring head %d, tail %d, %d entries prepared, %d not taken; completion ring head %d, tail %d",
-		r.taken, r.reaped, atomic.LoadUint32(r.sqHead), atomic.LoadUint32(r.sqTail), r.toSubmit, r.inRing, atomic.LoadUint32(r.cqHead), atomic.LoadUint32(r.cqTail))
+	return fmt.Sprintf("io_uring: %d operations taken by the kernel, %d completions reaped; submission ring head %d, tail %d, %d entries prepared, %d not taken; completion ring head %d, tail %d; %s",
+		r.taken, r.reaped, atomic.LoadUint32(r.sqHead), atomic.LoadUint32(r.sqTail), r.toSubmit, r.inRing, atomic.LoadUint32(r.cqHead), atomic.LoadUint32(r.cqTail), ioWorkers(r.tid))
+}
+
+// ioWorkers describes the kernel's worker threads for the thread tid's
+// rings (named iou-wrk-TID), which carry the operations that would block
+// (a buffered write, a read of an uncached page), and what each is doing:
+// when a queue stalls, whether it has workers at all and where they wait.
+func ioWorkers(tid int) string {
+	name := fmt.Sprintf("iou-wrk-%d", tid)
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return fmt.Sprintf("io workers unknown: %v", err)
+	}
+	var found []string
+	for _, t := range tasks {
+		comm, err := os.ReadFile("/proc/self/task/" + t.Name() + "/comm")
+		if err != nil || strings.TrimSpace(string(comm)) != name {
+			continue
+		}
+		wchan, _ := os.ReadFile("/proc/self/task/" + t.Name() + "/wchan")
+		stat, _ := os.ReadFile("/proc/self/task/" + t.Name() + "/stat")
+		state := "?"
+		if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && i+2 < len(stat) {
+			state = string(stat[i+2])
+		}
+		found = append(found, fmt.Sprintf("%s state %s in %s", t.Name(), state, cmp.Or(string(wchan), "?")))
+	}
+	if len(found) == 0 {
+		return "no io worker threads"
+	}
+	return fmt.Sprintf("%d io worker threads (%s)", len(found), strings.Join(found, ", "))
 }
 
 func (r *uring) close() {
