@@ -1,7 +1,6 @@
 package fusefs
 
 import (
-	"slices"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -9,56 +8,21 @@ import (
 	"github.com/nasemu/nasemu/emu"
 )
 
-// A request spends time outside the model: the kernel passes it to the
-// filesystem, and the answer back to the client, whose thread has to be
-// woken. The share answers that much before the model's completion time,
-// so that the latency a client measures is the model's.
-//
-// That time grows with the wait. A client thread that has waited a few
-// microseconds is woken on a processor that is still running; one that
-// has waited milliseconds sleeps on a processor that has gone idle (on a
-// virtual machine, one whose virtual CPU the host has descheduled), and
-// waking it takes up to a few hundred microseconds more. On this kind of
-// host the extra round-trip time of a 4 KiB read measured through a paced
-// mount grew from ~20 µs at 100 µs of modelled latency to ~100 µs at 3 ms.
-// A single figure would answer short requests too early or long ones too
-// late, so the compensation is measured at several waits and interpolated
-// at each request's.
-
-// compensation is how early to answer (wall time) as a function of how
-// long the client waits (wall time): points sorted by wait, interpolated
-// linearly between them and held constant beyond them.
-type compensation struct {
-	wait, early []time.Duration
-}
-
-// flatCompensation answers every request d early.
-func flatCompensation(d time.Duration) *compensation {
-	return &compensation{wait: []time.Duration{0}, early: []time.Duration{d}}
-}
-
-// at returns the compensation for a wait.
-func (c *compensation) at(wait time.Duration) time.Duration {
-	i, _ := slices.BinarySearch(c.wait, wait)
-	switch {
-	case i == 0:
-		return c.early[0]
-	case i == len(c.wait):
-		return c.early[i-1]
-	}
-	w0, w1, e0, e1 := c.wait[i-1], c.wait[i], c.early[i-1], c.early[i]
-	return e0 + time.Duration(float64(e1-e0)*float64(wait-w0)/float64(w1-w0))
-}
+// A request spends time outside the model (see emu.EarlyTable): the share
+// answers that much before the model's completion time, so that the
+// latency a client measures is the model's. On this kind of host the
+// extra round-trip time of a 4 KiB read measured through a paced mount
+// grew from ~20 µs at 100 µs of modelled latency to ~100 µs at 3 ms.
 
 // earlyClock answers SleepUntil early by the compensation for the wait
 // left until the deadline.
 type earlyClock struct {
 	emu.Clock
-	comp atomic.Pointer[compensation] // nil: on time
+	comp atomic.Pointer[emu.EarlyTable] // nil: on time
 }
 
 // set sets the compensation (wall times).
-func (c *earlyClock) set(comp *compensation) { c.comp.Store(comp) }
+func (c *earlyClock) set(comp *emu.EarlyTable) { c.comp.Store(comp) }
 
 // scale returns wall seconds per model second.
 func (c *earlyClock) scale() float64 {
@@ -76,7 +40,7 @@ func (c *earlyClock) early(t time.Duration) time.Duration {
 	}
 	sc := c.scale()
 	wait := time.Duration(float64(t-c.Clock.Now()) * sc)
-	return time.Duration(float64(comp.at(wait)) / sc)
+	return time.Duration(float64(comp.At(wait)) / sc)
 }
 
 // SleepUntil implements emu.Clock.
@@ -113,6 +77,25 @@ type probe struct {
 	delay time.Duration
 }
 
+// SetProbeWait makes reads of the share's probe files (ProbePrefix, in its
+// root) answer d (wall time) after they arrive, charging nothing: a front
+// in front of the share (smbd) then times with them the whole round trip
+// of a request whose client waits d, its own legs and the share's.
+func (f *FS) SetProbeWait(d time.Duration) { f.probeWait.Store(int64(d)) }
+
+// EarlyAt returns how early the share answers, by itself, a request whose
+// client waits wait (both wall times): FUSE's part of the round trip.
+func (f *FS) EarlyAt(wait time.Duration) time.Duration { return f.early.comp.Load().At(wait) }
+
+// waitProbe delays a read of a probe file (see SetProbeWait), paced as
+// charged requests are.
+func (f *FS) waitProbe() {
+	if d := time.Duration(f.probeWait.Load()); d > 0 {
+		c := emu.NewWallClock(1, -1)
+		c.SleepUntil(d)
+	}
+}
+
 // probeDelay delays statfs while the compensation is being measured.
 func (f *FS) probeDelay() {
 	if p := f.probing.Load(); p != nil && p.delay > 0 {
@@ -144,13 +127,13 @@ const compensationRounds = 3
 // have every later answer go out early. Each estimate is also capped (200
 // µs and a tenth of the wait), so that a host too loaded to measure does
 // not make the share answer far too early.
-func (f *FS) measureCompensation(mountpoint string) *compensation {
+func (f *FS) measureCompensation(mountpoint string) *emu.EarlyTable {
 	defer f.probing.Store(nil)
 	clock := emu.NewWallClock(1, -1)
-	comp := &compensation{}
+	comp := &emu.EarlyTable{}
 	for _, pr := range compensationProbes {
-		comp.wait = append(comp.wait, pr.wait)
-		comp.early = append(comp.early, 200*time.Microsecond+pr.wait/10)
+		comp.Wait = append(comp.Wait, pr.wait)
+		comp.Early = append(comp.Early, 200*time.Microsecond+pr.wait/10)
 	}
 	var st syscall.Statfs_t
 	for range compensationRounds {
@@ -165,22 +148,9 @@ func (f *FS) measureCompensation(mountpoint string) *compensation {
 				}
 				lat[i] = time.Since(start) - pr.wait
 			}
-			comp.early[k] = min(comp.early[k], max(0, middleMean(lat)))
+			comp.Early[k] = min(comp.Early[k], max(0, emu.MiddleMean(lat)))
 		}
 	}
-	f.log.Info("compensation measured", "waits", comp.wait, "early", comp.early)
+	f.log.Info("compensation measured", "waits", comp.Wait, "early", comp.Early)
 	return comp
-}
-
-// middleMean returns the mean of the middle half of samples (sorting
-// them).
-func middleMean(samples []time.Duration) time.Duration {
-	slices.Sort(samples)
-	trim := len(samples) / 4
-	mid := samples[trim : len(samples)-trim]
-	var sum time.Duration
-	for _, d := range mid {
-		sum += d
-	}
-	return sum / time.Duration(len(mid))
 }

@@ -11,12 +11,12 @@ import (
 // beyond them, and scaled into model time with the clock's time scale.
 func TestCompensationTable(t *testing.T) {
 	us := time.Microsecond
-	c := &compensation{wait: []time.Duration{0, 1000 * us, 4000 * us}, early: []time.Duration{20 * us, 60 * us, 120 * us}}
+	c := &emu.EarlyTable{Wait: []time.Duration{0, 1000 * us, 4000 * us}, Early: []time.Duration{20 * us, 60 * us, 120 * us}}
 	for _, tc := range []struct{ wait, want time.Duration }{
 		{-5 * us, 20 * us}, {0, 20 * us}, {500 * us, 40 * us}, {1000 * us, 60 * us},
 		{2500 * us, 90 * us}, {4000 * us, 120 * us}, {time.Second, 120 * us},
 	} {
-		if got := c.at(tc.wait); got != tc.want {
+		if got := c.At(tc.wait); got != tc.want {
 			t.Errorf("at(%v) = %v, want %v", tc.wait, got, tc.want)
 		}
 	}

@@ -19,6 +19,7 @@ type file struct {
 	fd    int
 	ino   uint64 // the backing inode: the allocator's key
 	inode *fs.Inode
+	probe bool // a probe file's (see FS.SetProbeWait)
 }
 
 // handle is what an open file and an open directory of the share have in
@@ -72,6 +73,9 @@ func (h *file) Read(ctx context.Context, buf []byte, off int64) (res fuse.ReadRe
 		errno = staleErrno
 		done(0, &errno)
 		return nil, errno
+	}
+	if h.probe {
+		h.fs.waitProbe()
 	}
 	var ext [4]extent.Extent
 	pieces, errno := h.fs.mapRange(h.ino, off, int64(len(buf)), false, ext[:0])

@@ -104,6 +104,7 @@ type FS struct {
 	replacement  func(member int) (models.Device, error)
 	early        *earlyClock
 	probing      atomic.Pointer[probe] // while the compensation is measured
+	probeWait    atomic.Int64          // wall nanoseconds (see SetProbeWait)
 	compensation time.Duration         // as in Options
 	front        Front
 	splitsSMB    bool // SplitsSMBWrites, for FrontSMB

@@ -15,6 +15,8 @@ import (
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/hanwen/go-fuse/v2/splice"
+
+	"github.com/nasemu/nasemu/emu"
 )
 
 // Errors of mounting, each with what to do about it in its message.
@@ -127,7 +129,7 @@ func (f *FS) Mount(mountpoint string) error {
 	f.server, f.mountpoint, f.root = server, abs, root.EmbeddedInode()
 	switch {
 	case f.compensation > 0:
-		f.early.set(flatCompensation(f.compensation))
+		f.early.set(emu.FlatEarly(f.compensation))
 	case f.compensation == 0:
 		f.early.set(f.measureCompensation(abs))
 	}

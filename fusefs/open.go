@@ -2,6 +2,7 @@ package fusefs
 
 import (
 	"context"
+	"strings"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -129,7 +130,19 @@ func (n *node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 	if flags&syscall.O_TRUNC != 0 && !trunc {
 		n.fs.truncate(out.Ino, 0)
 	}
-	return n.fs.newFile(lf, out.Ino, n.EmbeddedInode(), boot), n.fs.frontOpenFlags(flags), 0
+	h := n.fs.newFile(lf, out.Ino, n.EmbeddedInode(), boot)
+	fuseFlags = n.fs.frontOpenFlags(flags)
+	if n.fs.front == FrontSMB && isProbe(n.Path(nil)) {
+		// Every read of it reaches the share, to be timed.
+		h.probe, fuseFlags = true, fuseFlags|fuse.FOPEN_DIRECT_IO
+	}
+	return h, fuseFlags, 0
+}
+
+// isProbe reports whether a path (from the share's root) is a probe
+// file's (see FS.SetProbeWait).
+func isProbe(path string) bool {
+	return strings.HasPrefix(path, ProbePrefix) && !strings.Contains(path, "/")
 }
 
 // openFlags returns the FUSE open flags for a client's open flags: O_DIRECT

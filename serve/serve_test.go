@@ -67,11 +67,12 @@ func TestNASArray(t *testing.T) {
 	}
 }
 
-// CompClock answers early by the wall time set, in model time at its scale.
+// CompClock answers early by the wall time set for the client's wait, in
+// model time at its scale.
 func TestCompClock(t *testing.T) {
 	c := NewCompClock(emu.NewWallClock(4, -1))
 	c.SetEarly(2 * time.Millisecond)
-	if got := time.Duration(c.early.Load()); got != 500*time.Microsecond {
+	if got := c.early(c.Now() + time.Millisecond); got != 500*time.Microsecond {
 		t.Errorf("2 ms early in wall time at time scale 4 is %v of model time, want 500µs", got)
 	}
 	start := time.Now()
@@ -79,17 +80,23 @@ func TestCompClock(t *testing.T) {
 	if d := time.Since(start); d > 50*time.Millisecond {
 		t.Errorf("a wait of exactly the compensation took %v", d)
 	}
+	// A table: 100 µs early for a client that does not wait, 300 µs for
+	// one that waits 4 ms of wall time (1 ms of model time).
+	c.SetEarlyTable(&emu.EarlyTable{Wait: []time.Duration{0, 4 * time.Millisecond}, Early: []time.Duration{100 * time.Microsecond, 300 * time.Microsecond}})
+	if got := c.early(c.Now() + 10*time.Millisecond); got != 75*time.Microsecond {
+		t.Errorf("10 ms of model time (40 ms of wall time) at time scale 4: %v early, want 300 µs / 4", got)
+	}
 }
 
-func TestTrimmedMean(t *testing.T) {
-	lat := []time.Duration{900, 1, 10, 10, 10, 10, 1000}
-	if got := trimmedMean(lat, 1); got != 188 {
-		t.Errorf("trimmed mean %v, want (10*4+900)/5 = 188", got)
-	}
+// The compensator caps each figure and keeps none below zero.
+func TestSMBCompensatorCaps(t *testing.T) {
 	c := &SMBCompensator{clock: NewCompClock(emu.NewWallClock(1, -1))}
-	c.set(time.Second)
-	if c.RoundTrip() != MaxSMBCompensation {
-		t.Errorf("a 1 s round trip compensates %v, want the cap %v", c.RoundTrip(), MaxSMBCompensation)
+	c.set(&emu.EarlyTable{Wait: []time.Duration{0, time.Millisecond}, Early: []time.Duration{-time.Microsecond, time.Second}})
+	if c.RoundTrip() != 0 {
+		t.Errorf("a round trip shorter than FUSE's own part compensates %v, want 0", c.RoundTrip())
+	}
+	if got := c.last.Load().At(time.Hour); got != MaxSMBCompensation {
+		t.Errorf("a 1 s round trip compensates %v, want the cap %v", got, MaxSMBCompensation)
 	}
 }
 

@@ -2,22 +2,30 @@ package serve
 
 import (
 	"log/slog"
-	"slices"
 	"sync/atomic"
 	"time"
 
+	"github.com/nasemu/nasemu/emu"
 	"github.com/nasemu/nasemu/smb"
 )
 
 // SMBCompensator keeps a share's SMB compensation up to date: it measures
-// the host's SMB round trip without FUSE's part when started and every
+// the host's round trip through smbd and the mount when started and every
 // smbProbeEvery after, since the host's load (and with it the round trip)
-// changes while a benchmark runs, and sets a CompClock to answer that much
-// early. Each measurement is the trimmed mean of smbProbeReads 4 KiB reads
-// that reach smbd but not the model (smb.Prober: a hole of a probe file,
-// read again from the host's page cache, so FUSE is not on their path
-// either), through go-smb2 on this host, the client of nasemu bench's
-// smb:// target; it is capped at MaxSMBCompensation.
+// changes while a benchmark runs, and sets a CompClock to answer early by
+// what of it FUSE's own compensation does not take off.
+//
+// The probes are 4 KiB reads of a hole of a probe file (smb.Prober),
+// through go-smb2 on this host, the client of nasemu bench's smb://
+// target: they charge nothing, and the share answers each a set wait
+// after it arrives (fusefs.FS.SetProbeWait), so that each is timed as a
+// request whose model time is that wait, at several waits
+// (smbProbeWaits). The longer a client waits, the longer the round trip:
+// after a long wait every thread on the path, the client's, smbd's and
+// the share's, sleeps on a processor that has gone idle, and waking each
+// costs more (see emu.EarlyTable). Each wait's figure is the mean of the
+// middle half of its samples, less the wait and FUSE's own figure at that
+// wait, capped at MaxSMBCompensation.
 //
 // A constant offset does not change what a pipelined job at queue depth
 // moves (the model's reservations space the answers), only the latency of
@@ -26,16 +34,32 @@ import (
 // hide, and the throughput of the host itself.
 type SMBCompensator struct {
 	p     *smb.Prober
+	fs    ProbeFS
 	clock *CompClock
 	stop  chan struct{}
 	done  chan struct{}
-	last  atomic.Int64 // the latest measurement, wall nanoseconds
+	last  atomic.Pointer[emu.EarlyTable] // the latest measurement, wall times
 }
 
+// ProbeFS is the share under smbd, as the compensator uses it
+// (fusefs.FS).
+type ProbeFS interface {
+	// SetProbeWait makes the probe file's reads answer d after they
+	// arrive.
+	SetProbeWait(d time.Duration)
+	// EarlyAt returns how early the share answers by itself a request
+	// whose client waits wait.
+	EarlyAt(wait time.Duration) time.Duration
+}
+
+// smbProbeWaits are the waits at which the round trip is measured, as the
+// mount measures its own (fusefs).
+var smbProbeWaits = []time.Duration{0, 250 * time.Microsecond, time.Millisecond, 4 * time.Millisecond}
+
 const (
-	smbProbeReads, smbProbeTrim = 50, 5
-	smbProbeGap                 = 300 * time.Microsecond
-	smbProbeEvery               = 2 * time.Second
+	smbProbeReads = 20 // at each wait
+	smbProbeGap   = 300 * time.Microsecond
+	smbProbeEvery = 2 * time.Second
 	// MaxSMBCompensation caps the compensation: a host too loaded to
 	// measure must not make the share answer far too early.
 	MaxSMBCompensation = 400 * time.Microsecond
@@ -44,8 +68,8 @@ const (
 // StartSMBCompensator connects to the share srv serves (with password),
 // measures once and sets clock, and goes on measuring until Stop. When the
 // share cannot be probed, it logs a warning and compensates nothing.
-func StartSMBCompensator(srv *smb.Samba, password string, clock *CompClock, log *slog.Logger) *SMBCompensator {
-	c := &SMBCompensator{clock: clock, stop: make(chan struct{}), done: make(chan struct{})}
+func StartSMBCompensator(srv *smb.Samba, password string, fs ProbeFS, clock *CompClock, log *slog.Logger) *SMBCompensator {
+	c := &SMBCompensator{fs: fs, clock: clock, stop: make(chan struct{}), done: make(chan struct{})}
 	cfg, err := smb.ParseURL(srv.URL(""))
 	if err == nil {
 		cfg.Password, cfg.HasPassword = password, true
@@ -63,6 +87,8 @@ func StartSMBCompensator(srv *smb.Samba, password string, clock *CompClock, log 
 		close(c.done)
 		return c
 	}
+	t := c.last.Load()
+	log.Info("SMB round trip measured", "waits", t.Wait, "early", t.Early)
 	go func() {
 		defer close(c.done)
 		t := time.NewTicker(smbProbeEvery)
@@ -81,37 +107,35 @@ func StartSMBCompensator(srv *smb.Samba, password string, clock *CompClock, log 
 	return c
 }
 
-// measure measures the round trip once and sets the clock.
+// measure measures the round trip at each wait once and sets the clock.
 func (c *SMBCompensator) measure() error {
-	lat, err := c.p.RoundTrips(smbProbeReads, smbProbeGap)
-	if err != nil {
-		return err
+	defer c.fs.SetProbeWait(0)
+	t := &emu.EarlyTable{}
+	for _, w := range smbProbeWaits {
+		c.fs.SetProbeWait(w)
+		lat, err := c.p.RoundTrips(smbProbeReads, smbProbeGap)
+		if err != nil {
+			return err
+		}
+		t.Wait = append(t.Wait, w)
+		t.Early = append(t.Early, emu.MiddleMean(lat)-w-c.fs.EarlyAt(w))
 	}
-	c.set(trimmedMean(lat, smbProbeTrim))
+	c.set(t)
 	return nil
 }
 
-// set records a measurement (capped) and sets the clock.
-func (c *SMBCompensator) set(rt time.Duration) {
-	rt = min(rt, MaxSMBCompensation)
-	c.last.Store(int64(rt))
-	c.clock.SetEarly(rt)
-}
-
-// trimmedMean is the mean of lat without its trim smallest and trim
-// largest values (lat is sorted in place).
-func trimmedMean(lat []time.Duration, trim int) time.Duration {
-	slices.Sort(lat)
-	kept := lat[trim : len(lat)-trim]
-	var sum time.Duration
-	for _, d := range kept {
-		sum += d
+// set records a measurement (each figure capped) and sets the clock.
+func (c *SMBCompensator) set(t *emu.EarlyTable) {
+	for i, e := range t.Early {
+		t.Early[i] = max(0, min(e, MaxSMBCompensation))
 	}
-	return sum / time.Duration(len(kept))
+	c.last.Store(t)
+	c.clock.SetEarlyTable(t)
 }
 
-// RoundTrip returns the latest measurement (wall time).
-func (c *SMBCompensator) RoundTrip() time.Duration { return time.Duration(c.last.Load()) }
+// RoundTrip returns the latest measurement (wall time) for a client that
+// does not wait: the compensation of the shortest requests.
+func (c *SMBCompensator) RoundTrip() time.Duration { return c.last.Load().At(0) }
 
 // Stop ends the measurements and closes the prober (before smbd stops).
 func (c *SMBCompensator) Stop() error {

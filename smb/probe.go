@@ -16,8 +16,8 @@ const ProbeName = ".nasemu-probe-"
 // Prober times requests that reach an SMB server but, on an emulated share
 // (nasemu nas), charge nothing: 4 KiB reads of a file that is one hole (no
 // blocks, so the share charges no data read), opened read-only and read at
-// the same offset, which after the first read the server's host serves
-// from its page cache. It holds one session and the open file until
+// the same offset; the share answers them after a wait it is told
+// (fusefs.FS.SetProbeWait). It holds one session and the open file until
 // Close. Creating, opening, closing and removing the file are file
 // operations the share charges (four in a Prober's life).
 type Prober struct {

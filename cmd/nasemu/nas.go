@@ -313,7 +313,7 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 			return errors.Join(nasError(err), stopLUN(), f.Unmount())
 		}
 		smbExited = srv.Exited()
-		comp := serve.StartSMBCompensator(srv, password, clock, log)
+		comp := serve.StartSMBCompensator(srv, password, f, clock, log)
 		stopAll = func() error {
 			comp.Stop()
 			return errors.Join(stopLUN(), srv.Stop(), f.Unmount())
