@@ -13,13 +13,13 @@ import (
 
 // Fidelity thresholds of the reference data. The goals are a median
 // |error| of at most 15 % and 80 % of the cases within 25 %; the models
-// meet both: 8.1 % and 85.3 % (seed 1). The test holds
+// meet both: 8.0 % and 85.3 % (seed 1). The test holds
 // the line reached so far, so that a change cannot quietly make the
 // predictions worse: raise minWithin25 as the models improve, never lower
 // it to let a change through.
 const (
 	minCases       = 300  // cases predicted of reviews 001-003
-	maxMedianError = 8.4  // median |error| in percent (reached: 8.1)
+	maxMedianError = 8.4  // median |error| in percent (reached: 8.0)
 	minWithin25    = 85.0 // percent of cases within 25 % (reached: 85.3; goal 80)
 )
 
