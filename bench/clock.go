@@ -152,10 +152,10 @@ func NewWallClock() *WallClock { return &WallClock{start: time.Now()} }
 // Now implements Clock.
 func (c *WallClock) Now() time.Duration { return time.Since(c.start) }
 
-// Wait implements Clock by sleeping.
+// Wait implements Clock by sleeping (see sleep).
 func (c *WallClock) Wait(t time.Duration) {
 	if d := t - c.Now(); d > 0 {
-		time.Sleep(d)
+		sleep(d)
 	}
 }
 
