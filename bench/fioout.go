@@ -233,7 +233,7 @@ func (e *fioEntry) fioJob(plus bool) fioJob {
 	var total platHist
 	var n uint64
 	for d, p := range []*fioDir{&fj.Read, &fj.Write, &fj.Trim} {
-		*p = fioDirOf(c, Dir(d), pcts, latPcts, slatPcts, plus, runtime)
+		*p = fioDirOf(c, Dir(d), pcts, latPcts, slatPcts, plus, c.span(Dir(d)).Milliseconds())
 		if ds := c.dir[d]; ds != nil {
 			total.merge(&ds.lplat)
 			n += uint64(ds.ios)

@@ -433,3 +433,60 @@ func TestOverrideSizeKeepsABlock(t *testing.T) {
 		t.Errorf("copy job %q: files of %d bytes, block %d", c.Name, c.FileSize, c.BS)
 	}
 }
+
+// TestFioVerifyPhaseRuntime: as in fio, a write job's verify phase gives
+// its reads the phase's runtime and its writes the time before it, so
+// that each direction's IOPS is its own phase's rate.
+func TestFioVerifyPhaseRuntime(t *testing.T) {
+	jobs, err := ParseFio("v.fio", strings.NewReader("[v]\nrw=write\nbs=4k\nfilesize=16m\niodepth=4\nverify=crc32c\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := mustRun(t, sn700(t), jobs, Options{Seed: 1}).WriteFio(&b, "json", time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	type dir struct {
+		IOPS     float64 `json:"iops"`
+		Runtime  int64   `json:"runtime"`
+		TotalIOs int64   `json:"total_ios"`
+	}
+	var out struct {
+		Jobs []struct {
+			Runtime     int64 `json:"job_runtime"`
+			Read, Write dir
+		} `json:"jobs"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	j := out.Jobs[0]
+	r, w := j.Read, j.Write
+	if r.TotalIOs != 4096 || w.TotalIOs != 4096 || r.Runtime <= 0 || w.Runtime <= 0 {
+		t.Fatalf("read %+v, write %+v", r, w)
+	}
+	if d := r.Runtime + w.Runtime - j.Runtime; d < -2 || d > 2 {
+		t.Errorf("read runtime %d ms and write runtime %d ms, job runtime %d ms: want the phases to add up to it", r.Runtime, w.Runtime, j.Runtime)
+	}
+	if got := float64(r.TotalIOs) * 1000 / float64(r.Runtime); got/r.IOPS < 0.999 || got/r.IOPS > 1.001 {
+		t.Errorf("read IOPS %v over %d ms of %d I/Os", r.IOPS, r.Runtime, r.TotalIOs)
+	}
+}
+
+// TestRateRestartsAfterRamp: as in fio, a rate-limited job's schedule
+// starts again when its ramp ends, so that what the ramp fell behind by
+// is not made up in the measured window.
+func TestRateRestartsAfterRamp(t *testing.T) {
+	// The first 1000 I/Os take 100 ms at 10,000 IOPS, then the job thinks
+	// for 30 ms: 300 I/Os behind its schedule, which a drive at about
+	// 17,000 IOPS at QD1 would make up until after the ramp (150 ms);
+	// without the restart the window held 14,776 IOPS.
+	jobs, err := ParseFio("r.fio", strings.NewReader("[r]\nrw=randread\nbs=4k\nfilesize=64m\nrate_iops=10000\nramp_time=150ms\nruntime=40ms\ntime_based\nthinktime=30ms\nthinktime_blocks=1000\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := mustRun(t, sn700(t), jobs, Options{Seed: 1}).Results[0]
+	if res.IOPS > 10000*1.02 || res.IOPS < 10000*0.98 {
+		t.Errorf("%.0f IOPS in the measured window, rate_iops=10000", res.IOPS)
+	}
+}

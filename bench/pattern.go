@@ -124,14 +124,21 @@ func (p *sizePicker) pick(rng *rand.Rand) int64 {
 // mix derives a seed from several numbers (splitmix64 steps), so that each
 // job instance gets its own independent stream.
 func mix(vals ...uint64) uint64 {
-	h := uint64(0x9E3779B97F4A7C15)
+	h := uint64(mixStart)
 	for _, v := range vals {
-		h ^= v
-		h += 0x9E3779B97F4A7C15
-		z := h
-		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
-		z = (z ^ (z >> 27)) * 0x94D049BB133111EB
-		h = z ^ (z >> 31)
+		h = mixStep(h, v)
 	}
 	return h
+}
+
+const mixStart = 0x9E3779B97F4A7C15
+
+// mixStep is one step of mix: mix(a, b) is mixStep(mixStep(mixStart, a), b).
+func mixStep(h, v uint64) uint64 {
+	h ^= v
+	h += 0x9E3779B97F4A7C15
+	z := h
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+	return z ^ (z >> 31)
 }

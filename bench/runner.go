@@ -309,6 +309,8 @@ type stream struct {
 	arrival  [3]time.Duration
 	iopsGap  [3]float64 // ns between arrivals of an IOPS-paced direction
 	rateB    [3]int64   // bytes per second of a bandwidth-paced direction
+	// rateRestarted: the rate schedule (arrival) restarted at measure.
+	rateRestarted bool
 
 	writes       int        // since the last fsync
 	lastWritten  *fileState // what a pending fsync flushes
@@ -418,6 +420,9 @@ func (st *stream) decide(sl *slot, now time.Duration) (time.Duration, bool) {
 		// a batch of verify-trims; fio's backlog verify goes first, and
 		// its final verify phase after the main loop's trims
 	case (st.verifying || st.ending || st.exhausted()) && st.verifyPending():
+		if !st.verifying { // not verify_backlog's: the final phase
+			st.col.beginVerify(at)
+		}
 		st.nextVerify(&o) // of writes that completed
 	case st.trimBatch > 0 && st.nextTrim(&o):
 	case st.ending || st.exhausted():
@@ -449,6 +454,13 @@ func (st *stream) decide(sl *slot, now time.Duration) (time.Duration, bool) {
 	if o.kind == opIO && !o.verify && o.ext == 0 {
 		at = max(at, st.thinkUntil)
 		if gap, paced := st.gap(o.dir, o.n); paced {
+			if j.RampTime > 0 && !st.rateRestarted && at >= st.measure {
+				// fio restarts its rate schedule when the ramp ends
+				// (reset_all_stats): what the ramp fell behind by is
+				// not made up in the measured window.
+				st.rateRestarted = true
+				st.arrival = [3]time.Duration{st.measure, st.measure, st.measure}
+			}
 			if st.deadline > 0 && st.arrival[o.dir] >= st.deadline { // the next arrival is too late
 				st.ending = true
 				return st.decide(sl, now)

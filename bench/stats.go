@@ -154,6 +154,37 @@ type collector struct {
 	series []Second
 	depth  [len(depthLevels)]int64 // I/Os issued at each depth level
 	logs   *jobLogs
+	// The verify phase, as fio times it (thread_main): when a job's
+	// writes are done and its written data is read back (do_verify),
+	// fio's write runtime ends with the writes and its read runtime is
+	// the phase's (with the job's own reads before it, if it had any).
+	phase      time.Duration // when the verify phase began
+	phased     bool          // it has begun
+	readBefore bool          // reads were counted before it
+	dirEnd     [3]time.Duration
+	// spans replaces span's figures in a merged collector.
+	spans *[3]time.Duration
+}
+
+// beginVerify records that the job's verify phase begins at t.
+func (c *collector) beginVerify(t time.Duration) {
+	if !c.phased {
+		c.phase, c.phased = max(t, c.from), true
+	}
+}
+
+// span is how long direction d ran in the measured window, as fio counts
+// its runtime: the whole window unless a verify phase split it.
+func (c *collector) span(d Dir) time.Duration {
+	switch {
+	case c.spans != nil:
+		return c.spans[d]
+	case c.phased && d == DirWrite:
+		return max(c.dirEnd[d]-c.from, 0)
+	case c.phased && d == DirRead && !c.readBefore:
+		return max(c.end-c.phase, 0)
+	}
+	return max(c.end-c.from, 0)
 }
 
 // Second is one second of a job's time series, counted by completion time.
@@ -212,6 +243,10 @@ func (c *collector) record(d Dir, slat, clat, lat time.Duration, n int64, done t
 	ds.cm.add(clat)
 	ds.lm.add(lat)
 	c.end = max(c.end, done)
+	c.dirEnd[d] = max(c.dirEnd[d], done)
+	if d == DirRead && !c.phased {
+		c.readBefore = true
+	}
 	i := int((done - c.from) / time.Second)
 	for len(ds.secs) <= i {
 		ds.secs = append(ds.secs, sample{})
@@ -250,6 +285,18 @@ func merged(cs []*collector) *collector {
 	m := &collector{from: cs[0].from}
 	for _, c := range cs {
 		m.from = min(m.from, c.from)
+	}
+	for _, c := range cs {
+		if c.phased {
+			// fio's group runtime is its longest job's, per direction
+			m.spans = new([3]time.Duration)
+			for _, c := range cs {
+				for d := range m.spans {
+					m.spans[d] = max(m.spans[d], c.span(Dir(d)))
+				}
+			}
+			break
+		}
 	}
 	for _, c := range cs {
 		m.end = max(m.end, c.end)
@@ -341,9 +388,9 @@ func (c *collector) result(j *Job) Result {
 			continue
 		}
 		dr := &DirResult{IOs: ds.ios, Bytes: ds.bytes}
-		if r.Seconds > 0 {
-			dr.IOPS = float64(ds.ios) / r.Seconds
-			dr.MBps = float64(ds.bytes) / 1e6 / r.Seconds
+		if secs := c.span(Dir(d)).Seconds(); secs > 0 {
+			dr.IOPS = float64(ds.ios) / secs
+			dr.MBps = float64(ds.bytes) / 1e6 / secs
 		}
 		src := ds.lat
 		if src == nil {
