@@ -166,7 +166,7 @@ func (c *WallClock) drive(slots []*slot, begin func()) {
 			streams++
 		}
 	}
-	raw := streams < morePs(streams) // see queueOpts.raw
+	raw := streams < runtime.GOMAXPROCS(0) // see newQueueFunc
 	if streams == 0 {
 		begin()
 		return
@@ -248,30 +248,3 @@ type noLock struct{}
 
 func (noLock) Lock()   {}
 func (noLock) Unlock() {}
-
-// morePs returns GOMAXPROCS, first raised to one more than streams when
-// there are as many streams as cores and GOMAXPROCS is its default (the
-// number of cores; a smaller one set on purpose is kept), so that each of a run's job
-// instances can wait for its completions without giving up its P (raw,
-// as fio's job threads wait) and the rest of the program still has one.
-// With numjobs=2 on two cores (16 KiB random reads at QD16 on tmpfs,
-// both tools under chrt -f 1, four rounds) that took nasemu from
-// 0.76-0.88 of fio's IOPS to 0.80-0.90 and its clat p99 from 1.36-1.70
-// of fio's to 1.24-1.33; the rest of the gap is not accounted for. A P
-// is not a core: the extra one runs only when the rest of the program
-// has work, as fio's helper thread does. It is not lowered again, so that runs in the same process
-// never see it drop under their raw queues.
-func morePs(streams int) int {
-	n := runtime.GOMAXPROCS(0)
-	if streams == n && n == runtime.NumCPU() {
-		morePsMu.Lock()
-		defer morePsMu.Unlock()
-		if n = runtime.GOMAXPROCS(0); streams >= n {
-			runtime.GOMAXPROCS(streams + 1)
-			n = streams + 1
-		}
-	}
-	return n
-}
-
-var morePsMu sync.Mutex
