@@ -168,16 +168,6 @@ func (v *Volume) do(r models.Request, data func() error) error {
 // returns when the last of them completes. When the model fails a request,
 // data is not run and Access returns the error at once.
 func (v *Volume) Access(rs []models.Request, data func() error) error {
-	return v.AccessAhead(rs, 0, data)
-}
-
-// AccessAhead is Access for a caller whose client has its answer only
-// ahead (model time) after AccessAhead returns, because the caller moves
-// the bytes to the client then (a FUSE read answered by splice, whose
-// copy to the client follows the reply): it returns that much before the
-// last completion, so that the client has the answer at it, and counts
-// the answer late if the host's work ends after that.
-func (v *Volume) AccessAhead(rs []models.Request, ahead time.Duration, data func() error) error {
 	if len(rs) == 0 {
 		if data != nil {
 			return data()
@@ -208,9 +198,8 @@ func (v *Volume) AccessAhead(rs []models.Request, ahead time.Duration, data func
 		last = max(last, d)
 	}
 	if err == nil {
-		answer := max(at, last-max(0, ahead))
-		v.checkLate(answer)
-		v.clock.SleepUntil(answer)
+		v.checkLate(last)
+		v.clock.SleepUntil(last)
 		v.completed(last)
 	}
 	// Every part the model saw is counted: as served, or, when the model

@@ -346,22 +346,6 @@ func TestAccess(t *testing.T) {
 	if st := v.Stats(); len(st.Ops) != 1 || st.Ops[0].Count != 2 || st.Ops[0].Bytes != 8192 {
 		t.Errorf("stats %+v, want 2 reads of 8192 bytes", st.Ops)
 	}
-	// Ahead: answered that much before the completion, which the volume
-	// still records as the model's (the next request is charged after it).
-	start := clock.Now()
-	if err := v.AccessAhead(parts[:1], 300*time.Microsecond, nil); err != nil {
-		t.Fatal(err)
-	}
-	if got := clock.Now() - start; got != 700*time.Microsecond {
-		t.Errorf("AccessAhead by 300µs of a 1ms read returned after %v, want 700µs", got)
-	}
-	start = clock.Now()
-	if err := v.AccessAhead(parts[:1], 5*time.Millisecond, nil); err != nil {
-		t.Fatal(err)
-	}
-	if got := clock.Now() - start; got != 0 {
-		t.Errorf("AccessAhead by more than the read's time returned after %v, want at once", got)
-	}
 	f, _ := emu.NewVolume(failing{1 << 20}, emu.NewMemStore(1<<20), emu.Options{Clock: clock})
 	if err := f.Access(parts, func() error { moved++; return nil }); !errors.Is(err, models.ErrFailed) || moved != 1 {
 		t.Errorf("Access on a failed model: %v, data moved %d times; want ErrFailed and no move", err, moved-1)

@@ -3,7 +3,6 @@ package fusefs
 import (
 	"errors"
 	"syscall"
-	"time"
 
 	"github.com/nasemu/nasemu/emu/extent"
 	"github.com/nasemu/nasemu/models"
@@ -120,10 +119,7 @@ func (f *FS) remove(ino uint64) {
 // and the backing file while the modelled time runs, so that the backing
 // file's own time is hidden inside the model's (unless it is longer); the
 // call returns when the model says the last part completes.
-//
-// ahead (wall time) is how long the client's answer takes after the call
-// returns (see replyCopy): the call returns that much earlier.
-func (f *FS) chargeIO(op models.Op, ext []extent.Extent, ahead time.Duration, data func() error) syscall.Errno {
+func (f *FS) chargeIO(op models.Op, ext []extent.Extent, data func() error) syscall.Errno {
 	var buf [4]models.Request
 	rs := buf[:0]
 	for _, e := range ext {
@@ -131,10 +127,7 @@ func (f *FS) chargeIO(op models.Op, ext []extent.Extent, ahead time.Duration, da
 			rs = append(rs, models.Request{Op: op, Offset: e.Physical, Length: e.Length})
 		}
 	}
-	if ahead > 0 {
-		ahead = time.Duration(float64(ahead) / f.early.scale()) // model time
-	}
-	return toErrno(f.vol.AccessAhead(rs, ahead, data))
+	return toErrno(f.vol.Access(rs, data))
 }
 
 // chargeStore is the volume's store: it keeps no bytes (they live in the

@@ -3,7 +3,6 @@ package fusefs
 import (
 	"context"
 	"syscall"
-	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -63,9 +62,6 @@ func (h *handle) stale() bool { return h.fs.reboot.stale(h.boot) }
 // spliced into the reply where the mount splices (see splice.go), read
 // into buf otherwise.
 //
-// A spliced read returns ahead of the model's completion by its reply's
-// copy (see replyCopy), so that its client has the bytes at it.
-//
 // A read that returns data holds reboot.mu for reading from its check of
 // the handle until its reply is written (Done of the spliced answer): a
 // pipe holds the backing file's pages by reference, so a power loss that
@@ -81,14 +77,9 @@ func (h *file) Read(ctx context.Context, buf []byte, off int64) (res fuse.ReadRe
 	pieces, errno := h.fs.mapRange(h.ino, off, int64(len(buf)), false, ext[:0])
 	n := 0
 	var pair *splice.Pair
-	splicing := h.fs.spliceReads && spliceFits(len(buf))
-	var ahead time.Duration
-	if splicing {
-		ahead = h.fs.replyCopy.ahead(len(buf))
-	}
 	if errno == 0 {
-		errno = h.fs.chargeIO(models.Read, pieces, ahead, func() (err error) {
-			if splicing {
+		errno = h.fs.chargeIO(models.Read, pieces, func() (err error) {
+			if h.fs.spliceReads && spliceFits(len(buf)) {
 				if pair, n = loadPipe(h.fd, len(buf), off); pair != nil {
 					return nil
 				}
@@ -117,7 +108,7 @@ func (h *file) Read(ctx context.Context, buf []byte, off int64) (res fuse.ReadRe
 		return nil, errno
 	}
 	if pair != nil {
-		return &splicedRead{pair: pair, size: n, release: h.fs.reboot.mu.RUnlock, copied: &h.fs.replyCopy}, 0
+		return &splicedRead{pair: pair, size: n, release: h.fs.reboot.mu.RUnlock}, 0
 	}
 	h.fs.reboot.mu.RUnlock()
 	// A vector, not ReadResultData: where the mount splices, go-fuse would
@@ -142,7 +133,7 @@ func (h *file) Write(ctx context.Context, data []byte, off int64) (written uint3
 	}
 	data = data[:n]
 	k := 0
-	errno = h.fs.chargeIO(models.Write, pieces, 0, func() error {
+	errno = h.fs.chargeIO(models.Write, pieces, func() error {
 		// A power loss comes before the write (which then fails) or
 		// after its bytes and their undo record (see reboot).
 		h.fs.reboot.mu.RLock()

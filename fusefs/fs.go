@@ -108,7 +108,6 @@ type FS struct {
 	front        Front
 	splitsSMB    bool // SplitsSMBWrites, for FrontSMB
 	spliceReads  bool // the mount splices reads (see splice.go)
-	replyCopy    replyCopy
 
 	mu    sync.Mutex // guards alloc
 	alloc *extent.Allocator

@@ -2,9 +2,7 @@ package fusefs
 
 import (
 	"os"
-	"sync/atomic"
 	"syscall"
-	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/hanwen/go-fuse/v2/splice"
@@ -83,28 +81,21 @@ func loadPipe(fd, size int, off int64) (*splice.Pair, int) {
 // splicedRead is a read's answer held in a pipe. go-fuse splices it into
 // the reply (it is a "stateful" result: Stateful names the pipe) and then
 // calls Done, which returns the pipe and calls release: the read holds
-// off a power loss until its reply is written (see file.Read). The time
-// from Stateful to Done, the reply's copy, goes to copied.
+// off a power loss until its reply is written (see file.Read).
 type splicedRead struct {
 	pair    *splice.Pair
 	size    int
 	release func()
-	copied  *replyCopy
-	start   time.Time // when go-fuse asked for the pipe
 }
 
 func (r *splicedRead) Size() int { return r.size }
 
 // Stateful is what go-fuse splices the reply from.
-func (r *splicedRead) Stateful() (fd uintptr, sz int) {
-	r.start = time.Now()
-	return r.pair.ReadFd(), r.size
-}
+func (r *splicedRead) Stateful() (fd uintptr, sz int) { return r.pair.ReadFd(), r.size }
 
 // Bytes reads the pipe into buf (go-fuse's fallback when a splice to
 // /dev/fuse fails).
 func (r *splicedRead) Bytes(buf []byte) ([]byte, fuse.Status) {
-	r.start = time.Time{} // not a spliced reply
 	if cap(buf) < r.size {
 		buf = make([]byte, r.size)
 	}
@@ -132,51 +123,7 @@ func (r *splicedRead) Done() {
 	if r.pair == nil {
 		return
 	}
-	if !r.start.IsZero() && r.copied != nil {
-		r.copied.add(time.Since(r.start), r.size)
-	}
 	splice.Done(r.pair)
 	r.pair = nil
 	r.release()
-}
-
-// A spliced read's bytes reach the client after the read has returned:
-// the kernel copies them from the pipe into the client's pages (or the
-// kernel's page cache) while go-fuse writes the reply, where a read into
-// a buffer copied them while the modelled time ran. Left alone, that copy
-// would make every spliced answer late by it. The share therefore answers
-// a spliced read earlier by the copy's expected time, as it answers every
-// request earlier by FUSE's round trip (see compensation.go): replyCopy
-// keeps the copy's cost per byte, measured on the replies themselves.
-
-// replyCopy is the cost of a spliced reply's copy, in picoseconds per
-// byte: a low quantile of the replies' own, so that a reply whose copy was
-// preempted on a busy host does not make later answers early. A sample
-// below it is taken at once; one above it raises it by 1/64 of the
-// difference (about the 5th percentile of steady samples).
-type replyCopy struct{ psPerByte atomic.Int64 }
-
-// replyCopyMin is the smallest reply whose copy is sampled: below it the
-// reply's fixed costs (FUSE's round trip, already compensated) dominate.
-const replyCopyMin = 64 << 10
-
-// add records a spliced reply of n bytes whose copy took d.
-func (c *replyCopy) add(d time.Duration, n int) {
-	if n < replyCopyMin || d <= 0 {
-		return
-	}
-	s := int64(d) * 1000 / int64(n)
-	cur := c.psPerByte.Load()
-	if cur > 0 && s > cur {
-		s = cur + (s-cur)/64
-	}
-	c.psPerByte.Store(s) // a lost update between replies is harmless
-}
-
-// ahead returns the expected copy time of a spliced reply of n bytes.
-func (c *replyCopy) ahead(n int) time.Duration {
-	if n < replyCopyMin {
-		return 0
-	}
-	return time.Duration(c.psPerByte.Load() * int64(n) / 1000)
 }

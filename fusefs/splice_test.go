@@ -105,29 +105,3 @@ func TestSplicedReads(t *testing.T) {
 		t.Errorf("a read through a handle from before the power loss: %v, want %v", errno, staleErrno)
 	}
 }
-
-// TestReplyCopy checks the estimate of a spliced reply's copy: a faster
-// copy is taken at once, a slower one (a preempted reply) moves it a
-// little, and small replies are neither sampled nor answered ahead.
-func TestReplyCopy(t *testing.T) {
-	var c replyCopy
-	if d := c.ahead(1 << 20); d != 0 {
-		t.Errorf("ahead %v before any reply, want 0", d)
-	}
-	c.add(200*time.Microsecond, 1<<20)
-	if d := c.ahead(1 << 20); d < 199*time.Microsecond || d > 200*time.Microsecond {
-		t.Errorf("ahead %v after a 1 MiB copy of 200µs, want 200µs", d)
-	}
-	c.add(10*time.Millisecond, 1<<20) // preempted
-	if d := c.ahead(1 << 20); d > 400*time.Microsecond {
-		t.Errorf("ahead %v after one preempted copy, want near 200µs", d)
-	}
-	c.add(100*time.Microsecond, 1<<20)
-	if d := c.ahead(512 << 10); d < 49*time.Microsecond || d > 50*time.Microsecond {
-		t.Errorf("ahead %v for 512 KiB after a 1 MiB copy of 100µs, want 50µs", d)
-	}
-	c.add(time.Second, 4096)
-	if d := c.ahead(4096); d != 0 {
-		t.Errorf("ahead %v for a 4 KiB reply, want 0", d)
-	}
-}
