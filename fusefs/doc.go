@@ -139,7 +139,8 @@
 // Data: for each file written since its last fsync the filesystem keeps
 // the synced contents of every block it overwrote (an undo log) and the
 // synced size; PowerLoss restores them, so exactly the unsynced writes are
-// lost. Like a NAS's page cache, the log is written back (the undo state
+// lost. Blocks that were holes of the backing file are kept as holes, not
+// read, and punched back. Like a NAS's page cache, the log is written back (the undo state
 // dropped; the bytes are in the backing files, which the host writes to
 // its disk in its own time, and a clean Unmount fsyncs) when it exceeds
 // Options.UndoLimit

@@ -81,7 +81,12 @@ func (u *undoLog) entryLocked(fd int, ino uint64, inode *fs.Inode) (*undoFile, s
 // saveLocked saves the synced contents of the blocks of [off, end) that
 // are not saved yet (end at most the synced size). Each run of such blocks
 // is read at once, into one buffer the blocks' copies share: a client's
-// 1 MiB write costs one read, not 256.
+// 1 MiB write costs one read, not 256. Blocks that lie in a hole of the
+// backing file are not read: their synced contents are zeros, which a
+// restore punches back (see holeBlock). A client writing into a file it
+// extended with a truncate (as bench does) otherwise had the host's
+// filesystem fill page after page with zeros for the log to copy, which
+// cost the share most of its processor time.
 func (u *undoLog) saveLocked(uf *undoFile, off, end int64) syscall.Errno {
 	for b := off / BlockSize; b*BlockSize < end; {
 		if _, ok := uf.blocks[b]; ok {
@@ -95,15 +100,54 @@ func (u *undoLog) saveLocked(uf *undoFile, off, end int64) syscall.Errno {
 			}
 			e++
 		}
+		if errno := u.saveRunLocked(uf, b, e); errno != 0 {
+			return errno
+		}
+		b = e
+	}
+	return 0
+}
+
+// saveRunLocked saves the blocks [b, e), none of them saved yet: those in
+// holes of the backing file as holeBlock, the others read.
+func (u *undoLog) saveRunLocked(uf *undoFile, b, e int64) syscall.Errno {
+	end := min(e*BlockSize, uf.size)
+	for b < e {
 		lo := b * BlockSize
-		old := u.buffer(min(e*BlockSize, uf.size) - lo)
+		if lo >= end {
+			// Beyond the synced size: nothing to restore but the size.
+			for ; b < e; b++ {
+				uf.blocks[b] = nil
+			}
+			return 0
+		}
+		// Whole blocks of a hole, up to the block of the next data.
+		if d := nextData(uf.fd, lo, end); d > lo {
+			hb := d / BlockSize
+			if d >= end {
+				hb = e
+			}
+			for ; b < hb; b++ {
+				n := min((b+1)*BlockSize, uf.size) - b*BlockSize
+				uf.blocks[b] = holeBlock[:n:n]
+				u.bytes += n
+			}
+			continue
+		}
+		// Data from lo: read up to the block of the next hole.
+		he := e
+		if h := nextHole(uf.fd, lo, end); h < end {
+			he = max(b+1, (h+BlockSize-1)/BlockSize)
+		}
+		hi := min(he*BlockSize, uf.size)
+		old := u.buffer(hi - lo)
 		k, err := syscall.Pread(uf.fd, old, lo)
 		if err != nil {
 			u.reuse(old)
 			return toErrno(err)
 		}
 		uf.bufs = append(uf.bufs, old)
-		for ; b < e; b++ {
+		for ; b < he; b++ {
 			i, j := min(k, int(b*BlockSize-lo)), min(k, int((b+1)*BlockSize-lo))
 			uf.blocks[b] = old[i:j:j]
 			u.bytes += int64(j - i)
@@ -111,6 +155,15 @@ func (u *undoLog) saveLocked(uf *undoFile, off, end int64) syscall.Errno {
 	}
 	return 0
 }
+
+// holeBlock is the saved contents of a block that was a hole (or part of
+// one) of its file: a restore punches the hole again. It is never written;
+// the blocks that share it count their length against the log's limit, as
+// read blocks do, so that holes are written back when data would be.
+var holeBlock = make([]byte, BlockSize)
+
+// isHole reports whether a saved block is a hole.
+func isHole(b []byte) bool { return len(b) > 0 && &b[0] == &holeBlock[0] }
 
 // save records, before a write of [off, off+n) through h, the synced
 // contents of the blocks the write overwrites.
@@ -341,7 +394,13 @@ func (f *FS) restoreData() (lost int64, cuts int, restored []*fs.Inode) {
 	for ino, uf := range u.files {
 		lost += uf.writes
 		for b, old := range uf.blocks {
-			if _, err := syscall.Pwrite(uf.fd, old, b*BlockSize); err != nil {
+			var err error
+			if isHole(old) {
+				err = punch(uf.fd, b*BlockSize, int64(len(old)))
+			} else {
+				_, err = syscall.Pwrite(uf.fd, old, b*BlockSize)
+			}
+			if err != nil {
 				f.log.Error("power loss: restoring a block", "ino", ino, "block", b, "err", err)
 			}
 		}
@@ -364,4 +423,20 @@ func (f *FS) restoreData() (lost int64, cuts int, restored []*fs.Inode) {
 		u.dropLocked(ino)
 	}
 	return lost, cuts, restored
+}
+
+// writeZeros writes n zero bytes at off of the file fd.
+func writeZeros(fd int, off, n int64) error {
+	for n > 0 {
+		k := min(n, int64(len(holeBlock)))
+		w, err := syscall.Pwrite(fd, holeBlock[:k], off)
+		if err != nil {
+			return err
+		}
+		if w <= 0 {
+			return syscall.EIO
+		}
+		off, n = off+int64(w), n-int64(w)
+	}
+	return nil
 }

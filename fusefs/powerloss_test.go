@@ -105,3 +105,97 @@ func TestUndoReusesBuffers(t *testing.T) {
 		t.Errorf("%d free buffers of the three writes' classes, want 3: each reused", n)
 	}
 }
+
+// TestUndoSavesHolesUnread checks that blocks in holes of a sparse file
+// are saved as holes (not read) and data blocks as their contents, and
+// that a power loss gives a sparse file its synced contents back after
+// writes over its holes and its data.
+func TestUndoSavesHolesUnread(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	fh, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	// 64 blocks, data in blocks 20-23 and 40 (partly), holes elsewhere,
+	// the last block partial.
+	size := int64(64*BlockSize - 300)
+	synced := make([]byte, size)
+	copy(synced[20*BlockSize:24*BlockSize], randBytes(3, 4*BlockSize))
+	copy(synced[40*BlockSize+100:40*BlockSize+200], randBytes(4, 100))
+	if err := fh.Truncate(size); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fh.WriteAt(synced[20*BlockSize:24*BlockSize], 20*BlockSize); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fh.WriteAt(synced[40*BlockSize+100:40*BlockSize+200], 40*BlockSize+100); err != nil {
+		t.Fatal(err)
+	}
+	if err := fh.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	u := &undoLog{limit: 1 << 30, files: map[uint64]*undoFile{}}
+	h := &file{fd: int(fh.Fd()), ino: 1}
+	if errno := u.save(h, 0, size); errno != 0 {
+		t.Fatal(errno)
+	}
+	uf := u.files[1]
+	for b := int64(0); b*BlockSize < size; b++ {
+		block := synced[b*BlockSize : min((b+1)*BlockSize, size)]
+		saved := uf.blocks[b]
+		if !isHole(saved) && !bytes.Equal(saved, block) {
+			t.Errorf("block %d saved is not its synced contents", b)
+		}
+		if isHole(saved) && len(saved) != len(block) {
+			t.Errorf("hole block %d saved as %d bytes, want %d", b, len(saved), len(block))
+		}
+		data := b >= 20 && b < 24 || b == 40
+		if hole := isHole(saved); hole == data && holesReported(t, path) {
+			t.Errorf("block %d saved as a hole %v, want %v", b, hole, !data)
+		}
+	}
+	if u.bytes != size {
+		t.Errorf("%d bytes saved, want the %d of the file (holes count)", u.bytes, size)
+	}
+
+	// A power loss after writes over everything restores the synced
+	// contents.
+	s := journalShare(t, Options{})
+	name := s.path("sparse")
+	writeSynced(t, name, nil)
+	wf, err := os.OpenFile(name, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wf.Close()
+	if err := wf.Truncate(size); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wf.WriteAt(synced[20*BlockSize:24*BlockSize], 20*BlockSize); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wf.WriteAt(synced[40*BlockSize+100:40*BlockSize+200], 40*BlockSize+100); err != nil {
+		t.Fatal(err)
+	}
+	if err := wf.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wf.WriteAt(bytes.Repeat([]byte{0xEE}, int(size)), 0); err != nil {
+		t.Fatal(err)
+	}
+	s.powerLoss(t)
+	holds(t, name, synced, "sparse file written over, not synced")
+}
+
+// holesReported reports whether the filesystem of path reports holes
+// (SEEK_HOLE before the end of a sparse file).
+func holesReported(t *testing.T, path string) bool {
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	st, _ := fh.Stat()
+	return nextHole(int(fh.Fd()), 0, st.Size()) < st.Size()
+}
