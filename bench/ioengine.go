@@ -408,16 +408,16 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 		fi := fileIndex[o.file]
 		var op models.Op
 		var buf []byte
+		scrambled := false
 		switch {
 		case o.kind == opIO && o.dir == DirRead:
 			op, buf = models.Read, sl.buf[:o.n]
 		case o.kind == opIO && o.dir == DirWrite:
 			op, buf = models.Write, sl.buf[:o.n]
-			switch j := st.job; {
-			case j.Verify != "":
+			if j := st.job; j.Verify != "" {
 				fillPattern(buf, o.file.seed, o.off, j.VerifyPattern)
-			case st.scramble:
-				scramble(buf, o.off, c.Now())
+			} else {
+				scrambled = st.scramble
 			}
 		case o.kind == opFlush:
 			op = models.Flush
@@ -425,7 +425,13 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 			inline(i)
 			return
 		}
+		// One timestamp for the I/O's start and its buffer's mark, taken
+		// before the mark, as fio takes its start time: the scrambling
+		// counts in the I/O's latency (and a verify pattern does not).
 		prep := c.Now()
+		if scrambled {
+			scramble(buf, o.off, prep)
+		}
 		q.prep(i, fi, op, o.off, buf)
 		// Submitted at once, a system call each, as fio submits by
 		// default (iodepth_batch=1): an I/O that completes while it is
