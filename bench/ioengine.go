@@ -367,6 +367,9 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 	for i, f := range st.files {
 		fileIndex[f] = i
 	}
+	// slotFile is the file index of each slot's operation in flight,
+	// looked up once per I/O (a job of one file: none).
+	slotFile := make([]int, len(slots))
 	free := make([]int, 0, len(slots))
 	for i := len(slots) - 1; i >= 0; i-- {
 		free = append(free, i)
@@ -405,7 +408,11 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 	issue := func(i int) {
 		sl := slots[i]
 		o := &sl.op
-		fi := fileIndex[o.file]
+		fi := 0
+		if len(st.files) > 1 {
+			fi = fileIndex[o.file]
+		}
+		slotFile[i] = fi
 		var op models.Op
 		var buf []byte
 		scrambled := false
@@ -461,9 +468,9 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 		var err error
 		switch {
 		case res < 0:
-			err = fmt.Errorf("%v %s [%d, +%d): %w", o.name(), pfs[fileIndex[o.file]].path, o.off, o.n, errnoErr(-res))
+			err = fmt.Errorf("%v %s [%d, +%d): %w", o.name(), pfs[slotFile[i]].path, o.off, o.n, errnoErr(-res))
 		case rw && res != o.n:
-			err = fmt.Errorf("%v %s [%d, +%d): short transfer of %d bytes", o.name(), pfs[fileIndex[o.file]].path, o.off, o.n, res)
+			err = fmt.Errorf("%v %s [%d, +%d): short transfer of %d bytes", o.name(), pfs[slotFile[i]].path, o.off, o.n, res)
 		case rw && o.dir == DirRead && j.Verify != "" && (o.verify || !j.writes()):
 			err = checkPattern(sl.buf[:o.n], o.file.seed, o.off, j.VerifyPattern, o.file.name)
 		}
@@ -476,7 +483,7 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 			if o.dir == DirWrite {
 				mop = models.Write
 			}
-			for _, w := range wraps[fileIndex[o.file]] {
+			for _, w := range wraps[slotFile[i]] {
 				w.Completed(sl.at, now, mop, o.n)
 			}
 		}
