@@ -376,6 +376,9 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 	for i, f := range st.files {
 		fileIndex[f] = i
 	}
+	// slotFile is the file index of each slot's operation in flight,
+	// looked up once per I/O (a job of one file: none).
+	slotFile := make([]int, len(slots))
 	free := make([]int, 0, len(slots))
 	for i := len(slots) - 1; i >= 0; i-- {
 		free = append(free, i)
@@ -414,19 +417,23 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 	issue := func(i int) {
 		sl := slots[i]
 		o := &sl.op
-		fi := fileIndex[o.file]
+		fi := 0
+		if len(st.files) > 1 {
+			fi = fileIndex[o.file]
+		}
+		slotFile[i] = fi
 		var op models.Op
 		var buf []byte
+		scrambled := false
 		switch {
 		case o.kind == opIO && o.dir == DirRead:
 			op, buf = models.Read, sl.buf[:o.n]
 		case o.kind == opIO && o.dir == DirWrite:
 			op, buf = models.Write, sl.buf[:o.n]
-			switch j := st.job; {
-			case j.Verify != "":
+			if j := st.job; j.Verify != "" {
 				fillPattern(buf, o.file.seed, o.off, j.VerifyPattern)
-			case st.scramble:
-				scramble(buf, o.off, c.Now())
+			} else {
+				scrambled = st.scramble
 			}
 		case o.kind == opFlush:
 			op = models.Flush
@@ -434,7 +441,13 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 			inline(i)
 			return
 		}
+		// One timestamp for the I/O's start and its buffer's mark, taken
+		// before the mark, as fio takes its start time: the scrambling
+		// counts in the I/O's latency (and a verify pattern does not).
 		prep := c.Now()
+		if scrambled {
+			scramble(buf, o.off, prep)
+		}
 		q.prep(i, fi, op, o.off, buf)
 		// Submitted at once, a system call each, as fio submits by
 		// default (iodepth_batch=1): an I/O that completes while it is
@@ -464,9 +477,9 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 		var err error
 		switch {
 		case res < 0:
-			err = fmt.Errorf("%v %s [%d, +%d): %w", o.name(), pfs[fileIndex[o.file]].path, o.off, o.n, errnoErr(-res))
+			err = fmt.Errorf("%v %s [%d, +%d): %w", o.name(), pfs[slotFile[i]].path, o.off, o.n, errnoErr(-res))
 		case rw && res != o.n:
-			err = fmt.Errorf("%v %s [%d, +%d): short transfer of %d bytes", o.name(), pfs[fileIndex[o.file]].path, o.off, o.n, res)
+			err = fmt.Errorf("%v %s [%d, +%d): short transfer of %d bytes", o.name(), pfs[slotFile[i]].path, o.off, o.n, res)
 		case rw && o.dir == DirRead && j.Verify != "" && (o.verify || !j.writes()):
 			err = checkPattern(sl.buf[:o.n], o.file.seed, o.off, j.VerifyPattern, o.file.name)
 		}
@@ -479,7 +492,7 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 			if o.dir == DirWrite {
 				mop = models.Write
 			}
-			for _, w := range wraps[fileIndex[o.file]] {
+			for _, w := range wraps[slotFile[i]] {
 				w.Completed(sl.at, now, mop, o.n)
 			}
 		}
