@@ -19,7 +19,8 @@ func nextData(fd int, off, end int64) int64 {
 }
 
 // nextHole returns the offset of the first hole at or after off in the
-// file fd (SEEK_HOLE; the end of the file counts as one), at most end.
+// file fd (SEEK_HOLE; the end of the file counts as one), at most end. The
+// tests use it; the undo log does not (see saveRunLocked).
 func nextHole(fd int, off, end int64) int64 {
 	const seekHole = 4 // SEEK_HOLE
 	h, err := syscall.Seek(fd, off, seekHole)

@@ -127,19 +127,22 @@ func (u *undoLog) saveRunLocked(uf *undoFile, b, e int64) syscall.Errno {
 			if d >= end {
 				hb = e
 			}
-			for ; b < hb; b++ {
-				n := min((b+1)*BlockSize, uf.size) - b*BlockSize
-				uf.blocks[b] = holeBlock[:n:n]
-				u.bytes += n
+			if hb > b {
+				for ; b < hb; b++ {
+					n := min((b+1)*BlockSize, uf.size) - b*BlockSize
+					uf.blocks[b] = holeBlock[:n:n]
+					u.bytes += n
+				}
+				continue
 			}
-			continue
+			// Data within block b (a file system whose blocks are
+			// smaller than ours): the block is read.
 		}
-		// Data from lo: read up to the block of the next hole.
-		he := e
-		if h := nextHole(uf.fd, lo, end); h < end {
-			he = max(b+1, (h+BlockSize-1)/BlockSize)
-		}
-		hi := min(he*BlockSize, uf.size)
+		// Data from lo: the rest of the run is read. Where the run goes
+		// on into a hole, its zeros are read too: looking for the hole
+		// (SEEK_HOLE) would cost more, as on tmpfs it walks every page
+		// of the file from lo to the hole or the end, on every write.
+		hi := min(e*BlockSize, uf.size)
 		old := u.buffer(hi - lo)
 		k, err := syscall.Pread(uf.fd, old, lo)
 		if err != nil {
@@ -147,7 +150,7 @@ func (u *undoLog) saveRunLocked(uf *undoFile, b, e int64) syscall.Errno {
 			return toErrno(err)
 		}
 		uf.bufs = append(uf.bufs, old)
-		for ; b < he; b++ {
+		for ; b < e; b++ {
 			i, j := min(k, int(b*BlockSize-lo)), min(k, int((b+1)*BlockSize-lo))
 			uf.blocks[b] = old[i:j:j]
 			u.bytes += int64(j - i)

@@ -137,8 +137,28 @@ func TestUndoSavesHolesUnread(t *testing.T) {
 	}
 	u := &undoLog{limit: 1 << 30, files: map[uint64]*undoFile{}}
 	h := &file{fd: int(fh.Fd()), ino: 1}
-	if errno := u.save(h, 0, size); errno != 0 {
-		t.Fatal(errno)
+	// Saved as four writes would save them: a hole then data, data then
+	// a hole, a hole then data, a hole to the end. A run that starts in
+	// a hole saves the hole unread; once a run has reached data, the
+	// rest of it is read (see saveRunLocked).
+	runs := []int64{0, 22, 30, 40, 64}
+	for i := range runs[:len(runs)-1] {
+		if errno := u.save(h, runs[i]*BlockSize, min(runs[i+1]*BlockSize, size)-runs[i]*BlockSize); errno != 0 {
+			t.Fatal(errno)
+		}
+	}
+	data := func(b int64) bool { return b >= 20 && b < 24 || b == 40 }
+	afterData := func(b int64) bool { // in its run, after a data block
+		i := 0
+		for runs[i+1] <= b {
+			i++
+		}
+		for c := runs[i]; c < b; c++ {
+			if data(c) {
+				return true
+			}
+		}
+		return false
 	}
 	uf := u.files[1]
 	for b := int64(0); b*BlockSize < size; b++ {
@@ -150,9 +170,9 @@ func TestUndoSavesHolesUnread(t *testing.T) {
 		if isHole(saved) && len(saved) != len(block) {
 			t.Errorf("hole block %d saved as %d bytes, want %d", b, len(saved), len(block))
 		}
-		data := b >= 20 && b < 24 || b == 40
-		if hole := isHole(saved); hole == data && holesReported(t, path) {
-			t.Errorf("block %d saved as a hole %v, want %v", b, hole, !data)
+		want := !data(b) && !afterData(b)
+		if hole := isHole(saved); hole != want && holesReported(t, path) {
+			t.Errorf("block %d saved as a hole %v, want %v", b, hole, want)
 		}
 	}
 	if u.bytes != size {
