@@ -481,8 +481,10 @@ var fidelityAlways = map[string]bool{
 // (issue 21's note): RND4K Q1T1 read and write and the 2 KiB-file
 // download came out at 0.62-0.89 of the model on an idle host, where
 // each of the request's thread hand-offs (client, smbd, FUSE, nasemu)
-// wakes an idle CPU and their sum exceeds the round trip the share
-// measured at start and answers early by. The 2 MiB-file copies come out
+// wakes an idle CPU and their sum exceeded the round trip the share
+// measured without a wait. Timed end to end at several waits
+// (serve.SMBCompensator), RND4K Q1T1 read and write came out at 0.96-0.98
+// in three runs on a quiet host, but they have yet to hold on loaded ones. The 2 MiB-file copies come out
 // at 0.78-0.86 even on a quiet host, a per-file gap no host figure
 // explains; the likely cause, not yet confirmed: the model's SMB stream
 // answers a copy's first writes of a file at once and sends them behind
