@@ -18,18 +18,6 @@ func nextData(fd int, off, end int64) int64 {
 	return min(d, end)
 }
 
-// nextHole returns the offset of the first hole at or after off in the
-// file fd (SEEK_HOLE; the end of the file counts as one), at most end. The
-// tests use it; the undo log does not (see saveRunLocked).
-func nextHole(fd int, off, end int64) int64 {
-	const seekHole = 4 // SEEK_HOLE
-	h, err := syscall.Seek(fd, off, seekHole)
-	if err != nil {
-		return end
-	}
-	return max(off, min(h, end))
-}
-
 // punch makes [off, off+n) of the file fd a hole again, keeping its size:
 // zeros are written where the filesystem cannot punch.
 func punch(fd int, off, n int64) error {

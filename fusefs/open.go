@@ -132,17 +132,19 @@ func (n *node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 	}
 	h := n.fs.newFile(lf, out.Ino, n.EmbeddedInode(), boot)
 	fuseFlags = n.fs.frontOpenFlags(flags)
-	if n.fs.front == FrontSMB && isProbe(n.Path(nil)) {
+	if n.fs.front == FrontSMB && n.isProbe() {
 		// Every read of it reaches the share, to be timed.
 		h.probe, fuseFlags = true, fuseFlags|fuse.FOPEN_DIRECT_IO
 	}
 	return h, fuseFlags, 0
 }
 
-// isProbe reports whether a path (from the share's root) is a probe
-// file's (see FS.SetProbeWait).
-func isProbe(path string) bool {
-	return strings.HasPrefix(path, ProbePrefix) && !strings.Contains(path, "/")
+// isProbe reports whether the node is a probe file (see FS.SetProbeWait):
+// named with ProbePrefix, in the share's root. It looks at the node's own
+// name and parent, not its path, which every open would build.
+func (n *node) isProbe() bool {
+	name, parent := n.Parent()
+	return parent != nil && parent.IsRoot() && strings.HasPrefix(name, ProbePrefix)
 }
 
 // openFlags returns the FUSE open flags for a client's open flags: O_DIRECT
