@@ -79,6 +79,10 @@ func TestQueueReapsAtMost(t *testing.T) {
 	}
 	for _, e := range []Engine{EngineIOUring, EngineLibaio} {
 		t.Run(string(e), func(t *testing.T) {
+			// An io_uring ring is single-issuer: every submission must come
+			// from the thread that set it up, or io_uring_enter answers
+			// EEXIST. A subtest's goroutine may move between threads.
+			runtime.LockOSThread() // for good: the thread ends with the test (see prepareStream)
 			q, err := queueFactories[e](depth, []int{int(f.Fd())}, bufs, queueOpts{})
 			if err != nil {
 				if os.Getenv("CI") == "true" {
