@@ -60,16 +60,18 @@ func (h *platHist) merge(o *platHist) {
 
 // percentile returns fio's percentile of the histogram (stat.c
 // calc_clat_percentiles: the first bucket whose cumulative count reaches
-// the rank).
+// the rank). The rank is a fraction, as fio compares the count with
+// p/100 × total in long double: the 99.9th of 1500 I/Os is the bucket
+// holding the 1499th, not the 1498th.
 func (h *platHist) percentile(total uint64, p float64) uint64 {
 	if total == 0 {
 		return 0
 	}
-	rank := uint64(p / 100 * float64(total))
+	rank := max(p/100*float64(total), 1)
 	var sum uint64
 	for i, v := range h {
 		sum += v
-		if sum >= max(rank, 1) {
+		if float64(sum) >= rank {
 			return platValue(i)
 		}
 	}
