@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -1256,6 +1257,12 @@ func runGroup(t Target, jobs []Job, firstIndex int, seed uint64, genesis *time.D
 	// fio, a job's runtime counts from its first I/O's submission, not
 	// from its set-up.
 	begin := func() {
+		if t.Mode() == Real {
+			// What set-up left for the collector goes now, not in the
+			// timed phase as a pause of a few milliseconds at the tail
+			// of the latencies (fio, in C, has no collector to wait for).
+			runtime.GC()
+		}
 		start := clock.Now()
 		if *genesis < 0 {
 			*genesis = start
@@ -1429,6 +1436,17 @@ func newStream(t Target, jr *jobRun, inst int, laid map[string]laidOut, seed, ru
 			st.iopsGap[d] = float64(time.Second) / float64(j.RateIOPS)
 		}
 		st.rateB[d] = j.RateBytes[d]
+	}
+	if t.Mode() == Real && !j.Kind.fileEngine() {
+		// Submission time (slat) and a paced arrival part lat from clat.
+		slat := !j.Engine.synchronous()
+		lat := slat || st.iopsGap != [3]float64{} || st.rateB != [3]int64{}
+		for _, d := range j.dirs() {
+			st.col.prepare(d, slat, lat)
+		}
+		if j.Verify != "" {
+			st.col.prepare(DirRead, slat, lat)
+		}
 	}
 	if j.NumberIOs > 0 {
 		st.ios = j.NumberIOs
