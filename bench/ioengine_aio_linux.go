@@ -127,7 +127,7 @@ func (a *aio) wait(timeout time.Duration) (int64, error) {
 	}
 	a.timeout = unix.NsecToTimespec(int64(timeout))
 	signalled := false
-	deferTS := unix.NsecToTimespec(int64(deferPreemption))
+	var until int64 // after a signal: when the wait gives up (CLOCK_MONOTONIC ns)
 	for {
 		// No call here can be preempted after a signal (see ioQueue.wait).
 		var n uintptr
@@ -145,9 +145,17 @@ func (a *aio) wait(timeout time.Duration) (int64, error) {
 			}
 			return 0, nil // completions, or the time is up
 		case errno == unix.EINTR && a.raw && !limited:
-			// The runtime preempting: finish the wait first, for a while.
-			signalled = true
-			a.timeout = deferTS
+			// The runtime preempting: finish the wait first, for
+			// deferPreemption from the first signal at most, however
+			// often the runtime signals again (see uring.wait).
+			now := monotonicNow()
+			if !signalled {
+				signalled, until = true, now+int64(deferPreemption)
+			}
+			if now >= until {
+				return 0, nil
+			}
+			a.timeout = unix.NsecToTimespec(until - now)
 		case errno == unix.EINTR:
 			// Back to the caller, which waits again (and, after a
 			// signal, lets the runtime preempt the goroutine).

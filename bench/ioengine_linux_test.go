@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -143,8 +144,54 @@ func TestQueueWaitOutlastsSignal(t *testing.T) {
 	}{{"outlasts", time.Minute, true}, {"gives-up", time.Millisecond, false}} {
 		t.Run(c.name, func(t *testing.T) {
 			deferPreemption = c.deferFor
+			// No garbage collection meanwhile: its stop of the world
+			// would wait on the raw wait (a minute, here) while the
+			// goroutine that writes the byte stood still, and the
+			// wait would end without it.
+			defer debug.SetGCPercent(debug.SetGCPercent(-1))
 			signalledWait(t, 200*time.Millisecond, c.outlasts)
 		})
+	}
+}
+
+// TestQueueWaitDeferralBounded checks that signals which come again and
+// again, as the runtime's do while it waits to stop the world, do not
+// renew a raw wait's deferral: the wait ends deferPreemption after the
+// first of them, though the read it waits for completes much later.
+// Renewed at each signal, it held a garbage collection (and with it
+// every goroutine, the pipe's writer too) for good.
+func TestQueueWaitDeferralBounded(t *testing.T) {
+	defer func(d time.Duration) { deferPreemption = d }(deferPreemption)
+	deferPreemption = 50 * time.Millisecond
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[0])
+	defer unix.Close(p[1])
+	runtime.LockOSThread() // for good: the thread ends with the test (see prepareStream)
+	q := ringReading(t, p[0], 8, true)
+	stop := signalStorm(t, 200*time.Microsecond)
+	start := time.Now()
+	seen, err := q.wait(-1)
+	took := time.Since(start)
+	stop()
+	unix.Write(p[1], []byte{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen != 0 || took > time.Second {
+		t.Fatalf("wait went on for %v under repeated signals (saw a completion at %d), past its %v deferral", took, seen, deferPreemption)
+	}
+	for deadline := time.Now().Add(10 * time.Second); atomic.LoadUint32(q.cqTail) == atomic.LoadUint32(q.cqHead) && time.Now().Before(deadline); {
+		if _, err := q.wait(time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var res int64
+	q.reap(0, func(i int, r int64) { res = r })
+	if res != 1 {
+		t.Fatalf("read returned %d, want 1 byte", res)
 	}
 }
 

@@ -325,7 +325,7 @@ func (r *uring) wait(timeout time.Duration) (int64, error) {
 		flags, arg, argSz = uringEnterGetEvents|uringEnterExtArg, uintptr(unsafe.Pointer(&r.arg)), unsafe.Sizeof(r.arg)
 	}
 	signalled := false
-	deferTS := unix.NsecToTimespec(int64(deferPreemption))
+	var until int64 // after a signal: when the wait gives up (CLOCK_MONOTONIC ns)
 	for {
 		// Not through r.enter: after a signal this loop must call
 		// nothing that can be preempted (see ioQueue.wait).
@@ -337,15 +337,27 @@ func (r *uring) wait(timeout time.Duration) (int64, error) {
 		}
 		switch {
 		case errno == unix.EINTR && r.raw && !limited:
-			// The runtime preempting: finish the wait first, for a while.
-			signalled = true
-			r.ts = deferTS
+			// The runtime preempting: finish the wait first, for
+			// deferPreemption from the first signal at most. The
+			// runtime signals again every 100 µs or so while it waits
+			// to stop the world: a wait renewed at each signal would
+			// hold up a garbage collection, and every goroutine with it,
+			// until the I/O completed (forever, for a pipe whose writer
+			// is one of them).
+			now := monotonicNow()
+			if !signalled {
+				signalled, until = true, now+int64(deferPreemption)
+			}
+			if now >= until {
+				return 0, nil
+			}
+			r.ts = unix.NsecToTimespec(until - now)
 			r.arg = uringGeteventsArg{ts: uint64(uintptr(unsafe.Pointer(&r.ts)))}
 			flags, arg, argSz = uringEnterGetEvents|uringEnterExtArg, uintptr(unsafe.Pointer(&r.arg)), unsafe.Sizeof(r.arg)
 		case errno == 0 && signalled:
 			// The timeout request's completion is no operation's: past
-			// it, the wait goes on as it would have (for deferPreemption
-			// from here at most), and says when it saw an operation's.
+			// it, the wait goes on as it would have (until its deferral
+			// ends at most), and says when it saw an operation's.
 			head, tail := atomic.LoadUint32(r.cqHead), atomic.LoadUint32(r.cqTail)
 			for head != tail && r.cqes[head&r.cqMask].userData == uringTimerData {
 				head++
@@ -353,6 +365,11 @@ func (r *uring) wait(timeout time.Duration) (int64, error) {
 			}
 			atomic.StoreUint32(r.cqHead, head)
 			if head == tail {
+				now := monotonicNow()
+				if now >= until {
+					return 0, nil
+				}
+				r.ts = unix.NsecToTimespec(until - now)
 				continue
 			}
 			return monotonicNow(), nil
