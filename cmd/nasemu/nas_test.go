@@ -715,12 +715,21 @@ func nasFidelity(t *testing.T, s *setup.Setup, suite string, timeScale float64) 
 	// runs again into a directory of its own (an upload over the files of
 	// an earlier run would be another workload: overwrites, not creates).
 	// It also returns the file operations the share charged for the run
-	// it returns (a stalled run's are not compared with sim's).
+	// it returns (a stalled run's are not compared with sim's). A
+	// download's files are written first by an upload, uncounted, as its
+	// first run read the upload job's: without them it would lay them out
+	// itself, which the share charges and sim's run does not do.
 	runs := map[string]int{}
 	runReal := func(j bench.Job) (bench.Result, float64) {
+		base := j.FilenameFormat
 		for k := 0; ; k++ {
-			if runs[j.Name]++; runs[j.Name] > 1 && j.NrFiles > 1 {
-				j.FilenameFormat = fmt.Sprintf("run-%d-%s", runs[j.Name], j.FilenameFormat)
+			if runs[j.Name]++; runs[j.Name] > 1 && j.FileByFile {
+				j.FilenameFormat = fmt.Sprintf("run-%d-%s", runs[j.Name], base)
+				if j.RW == bench.Read {
+					up := j
+					up.Name, up.RW, up.Unlink = j.Name+" (its files)", bench.Write, false
+					runOnce(up)
+				}
 			}
 			before := fileOps(info)
 			r, stall := runOnce(j)
