@@ -390,6 +390,13 @@ var ssdDrives = []Drive{
 		// 16 QLC dies; TurboWrite 78 GB (6 static), 160 MB/s after.
 		SSD: ptr(vnand5QLC(2e12, 6e9, 78e9, 2, 160, 720)),
 	},
+	{
+		Name: "samsung-870-qvo-4t", Product: "Samsung 870 QVO 4TB (MZ-77Q4T0)", Source: qvoSource,
+		Price: price(330, "2022-06"),
+		// 32 QLC dies, four per channel; TurboWrite 78 GB (6 static),
+		// 160 MB/s after.
+		SSD: ptr(vnand5QLC(4e12, 6e9, 78e9, 4, 160, 1440)),
+	},
 }
 
 // recalled is the source of every street price below.
