@@ -48,7 +48,10 @@ import (
 //     Samsung's data sheet and checked on the other capacities (see
 //     vnand5TLC).
 //   - Samsung 9x-layer (V5) 1 Tb QLC, 2 planes x 16 KiB: calibrated on the
-//     870 QVO 1TB row, checked on the 2TB (see vnand5QLC).
+//     870 QVO 1TB row, checked on the 2TB (see vnand5QLC); behind the MKX
+//     controller, which programs at most 16 page groups at once
+//     (mkxPrograms), so that the 4TB writes no faster than the 2TB past
+//     the cache.
 //
 // Channel rates are Toggle/ONFI bus rates of those generations (667–800
 // MT/s, one byte per transfer).
@@ -439,12 +442,32 @@ func vnand5TLC(capacity, static, cache float64, diesPerChannel int, seqW, rr, rw
 	}
 }
 
+// mkxPrograms is the most page-group programs Samsung's MKX 8-channel
+// SATA controller (870 QVO, 870 EVO) keeps running at once
+// (ssd.Config.ConcurrentPrograms): two per channel. The 870 QVO data
+// sheet gives 80 MB/s after TurboWrite for the 1TB (8 dies) and 160 MB/s
+// for the 2TB, 4TB and 8TB (16, 32 and 64 dies): at the V5 QLC class's
+// program time (set from the 1TB row, vnand5QLC), 160 MB/s is 160 MB/s x
+// (41 µs + 3.24 ms) / 32 KiB = 16.0 page groups programming at once, and
+// the 2TB's 16 dies already reach it. AnandTech's 8TB review ("QLC 8TB SSD
+// review", 2020) reads the missing scaling beyond the 2TB the same way:
+// a limit of the controller, not of the NAND. Drives with at most 16 dies
+// never meet it. (The 8TB is not in the catalog: its full mapping is over
+// the model's budget of 8 bytes per 4 KiB page; its row is evidence all
+// the same.)
+//
+// calibrated: catalog.mkx_programs (class: Samsung MKX SATA controller)
+// from the 870 QVO data sheet's 4TB and 8TB post-TurboWrite rows (the 1TB
+// and 2TB rows do not depend on it). Not a reference (review) row.
+const mkxPrograms = 16
+
 // vnand5QLC is Samsung's 9x-layer 1 Tb QLC die (V-NAND V5 QLC, 2 planes x
 // 16 KiB pages, 1536 pages per block) behind its MKX 8-channel SATA
 // controller with DRAM, calibrated on the 870 QVO data sheet (Samsung,
 // rev. 2020) 1TB row: 80 MB/s after TurboWrite from 8 dies is 10 MB/s a
 // die, a 32 KiB page group every 3.28 ms, less the transfer: a QLC program
-// of 3.24 ms. The 2TB's 160 MB/s from 16 dies follows. SLC program and
+// of 3.24 ms. The 2TB's 160 MB/s from 16 dies follows; the 4TB's 160
+// MB/s is the controller's limit (mkxPrograms). SLC program and
 // read are the V5 TLC die's (the same cell array in SLC mode); QLC tR is
 // the TLC die's 60 µs x 1.38, the mean QLC/TLC ratio of the page-type
 // times (readtime.go). The controller's ~95K commands a second (from the
@@ -452,7 +475,7 @@ func vnand5TLC(capacity, static, cache float64, diesPerChannel int, seqW, rr, rw
 func vnand5QLC(capacity, static, cache float64, diesPerChannel int, post, tbw float64) ssd.Config {
 	return ssd.Config{
 		Capacity: models.Bytes(capacity), Interface: ssd.SATA,
-		CommandOverhead: 20 * us, ControllerIOPS: 95e3,
+		CommandOverhead: 20 * us, ControllerIOPS: 95e3, ConcurrentPrograms: mkxPrograms,
 		Channels: 8, DiesPerChannel: diesPerChannel, ChannelMBps: 800,
 		CellBits: 4, Planes: 2, PageSize: 16 << 10, PagesPerBlock: 1536, BlocksPerDie: 2731,
 		ReadTLC: 83 * us, ReadSLC: 27 * us, ProgramTLC: 3240 * us, ProgramSLC: 73 * us, Erase: 3500 * us,

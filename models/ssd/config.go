@@ -114,6 +114,13 @@ type Config struct {
 	// WriteBuffer is the DRAM that holds acknowledged writes until NAND
 	// programs them. 0 = two page groups per die.
 	WriteBuffer models.Bytes `yaml:"write_buffer"`
+	// ConcurrentPrograms is the most page-group programs the controller
+	// keeps running at once over all its dies: its flash sequencer
+	// interleaves that many (channels x ways), and a drive with more dies
+	// than that cannot program on all of them at once. Host, garbage
+	// collection and SLC-folding programs all take one of these slots for
+	// their channel transfer and tPROG. 0 = no limit but the dies.
+	ConcurrentPrograms int `yaml:"concurrent_programs"`
 	// MapCache is the part of the forward map a DRAM-less drive caches (in
 	// SRAM or the NVMe host memory buffer), in bytes of map: 4 bytes map
 	// 4 KiB. 0 = the whole map is in DRAM (mapcache.go).
@@ -222,6 +229,8 @@ func (c Config) Validate() error {
 		return cfgErr("read_retry", "must be within 0..%d, got %g", maxRetry, c.ReadRetry)
 	case c.SLCCacheMax < 0 || c.SLCCacheMin < 0 || c.SLCCacheMin > c.SLCCacheMax:
 		return cfgErr("slc_cache_min", "want 0 <= slc_cache_min <= slc_cache_max")
+	case c.ConcurrentPrograms < 0:
+		return cfgErr("concurrent_programs", "must not be negative, got %d", c.ConcurrentPrograms)
 	case c.MapCache < 0:
 		return cfgErr("map_cache", "must not be negative")
 	case c.GCFreeBlocks < 2:

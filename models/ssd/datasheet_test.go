@@ -161,9 +161,6 @@ var knownDeviations = map[string]struct {
 	"kingston-dc500m-480g/random write IOPS": {48.3e3, "Kingston does not name the NAND; the charge-trap (BiCS) " +
 		"family's enterprise program time, set from the DC SN640's sequential write, predicts 48K steady-state " +
 		"random writes where the data sheet gives 58K (a page group in 850 µs would reach it)"},
-	"samsung-870-qvo-4t/post-cache write": {320, "32 dies of the V5 QLC class programming at once carry twice " +
-		"the 2TB's 160 MB/s, where the data sheet (and reviews) give the same 160: the MKX controller does not " +
-		"program that many page groups at once, a limit the model does not have"},
 }
 
 // fitted names the datasheet figures from which a catalog parameter was
@@ -187,6 +184,7 @@ var fitted = map[string]string{
 	"samsung-970-evo-plus-250g/random read IOPS": "the V5 TLC class's SLC read time",
 	"samsung-870-qvo-1t/post-cache write":        "the V5 QLC class's program time",
 	"samsung-870-qvo-1t/random read IOPS":        "the MKX controller's command rate",
+	"samsung-870-qvo-4t/post-cache write":        "the MKX controller's concurrent programs",
 }
 
 // Every catalog SSD, scaled down with its physics unchanged, reaches its

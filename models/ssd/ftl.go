@@ -79,7 +79,11 @@ type Drive struct {
 	linkW    *timeline.Timeline // host to device (== linkR for SATA)
 	links    [2]timeline.Timeline
 	ctrl     timeline.Timeline
-	admit    time.Duration // controller time per command (1/ControllerIOPS)
+	// progSlots are the controller's program slots
+	// (Config.ConcurrentPrograms); nil when it can program on every die
+	// at once.
+	progSlots []timeline.Timeline
+	admit     time.Duration // controller time per command (1/ControllerIOPS)
 
 	// Read time variation (readtime.go): tR by page type, and the
 	// drive's own generator for read-retry draws.
@@ -148,6 +152,9 @@ func New(cfg Config, seed uint64) (*Drive, error) {
 	}
 	if cfg.ControllerIOPS > 0 {
 		d.admit = time.Duration(1e9 / cfg.ControllerIOPS)
+	}
+	if k := cfg.ConcurrentPrograms; k > 0 && k < g.dies {
+		d.progSlots = make([]timeline.Timeline, k)
 	}
 	d.bufSlots = int(int64(cfg.WriteBuffer) / g.groupBytes())
 	d.inFlight = make([]time.Duration, 0, d.bufSlots)
@@ -479,13 +486,45 @@ func (d *Drive) program(di int, blk int32, ready time.Duration) time.Duration {
 		tProg = d.cfg.ProgramSLC
 	}
 	x := transfer(d.geo.groupBytes(), d.cfg.ChannelMBps)
-	start, end := dd.busy.Reserve(ready, x+tProg)
+	at, slot := ready, -1
+	if d.progSlots != nil {
+		at, slot = d.programStart(di, ready, x+tProg)
+	}
+	start, end := dd.busy.Reserve(at, x+tProg)
+	if slot >= 0 {
+		d.progSlots[slot].Reserve(start, x+tProg)
+	}
 	if _, xferEnd := d.channels[d.channelOf(di)].Reserve(start, x); xferEnd > start+x {
 		end = xferEnd + tProg // the channel was busy: the program starts late
 	}
 	d.st.nandWritten += d.geo.groupBytes()
 	d.lastProg = max(d.lastProg, end)
 	return end
+}
+
+// programStart returns when a program of die di taking dur (channel
+// transfer and tPROG), whose data is ready at `ready`, can start: the
+// earliest time from which both the die and one of the controller's
+// program slots are free for dur, and which slot (-1 when the controller
+// has no limit below its die count). It books nothing.
+func (d *Drive) programStart(di int, ready, dur time.Duration) (time.Duration, int) {
+	dd := &d.dies[di]
+	if d.progSlots == nil {
+		return dd.busy.Earliest(ready, dur), -1
+	}
+	// Each step moves t to the later of the two resources' earliest
+	// starts; neither start is ever earlier than t, and both calendars
+	// end, so t stops where both are free.
+	t := ready
+	for {
+		t = dd.busy.Earliest(t, dur)
+		k := timeline.Snuggest(d.progSlots, t, dur)
+		s := d.progSlots[k].Earliest(t, dur)
+		if s == t {
+			return t, k
+		}
+		t = s
+	}
 }
 
 func (d *Drive) trim(r models.Request) {

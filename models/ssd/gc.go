@@ -285,7 +285,8 @@ func (d *Drive) stepEnd(di int, t, tR, x time.Duration, n int64) time.Duration {
 	if dd.gcFill+n >= d.geo.groupSlots {
 		xg := transfer(d.geo.groupBytes(), d.cfg.ChannelMBps)
 		prog := xg + d.cfg.ProgramTLC // GC writes TLC/QLC blocks
-		end = dd.busy.Earliest(end, prog) + prog
+		ps, _ := d.programStart(di, end, prog)
+		end = ps + prog
 	}
 	return end
 }
