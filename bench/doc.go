@@ -62,7 +62,10 @@
 // sprandom, spr_op, spr_num_regions and spr_cs (SPRandom preconditioning,
 // sprandom.go); flow, flow_id and flow_sleep (jobs throttled against each
 // other in proportion to their weights, flow.go); rate, rate_iops per direction, rate_process,
-// rate_min, thinktime*, latency_target (a search for the deepest queue
+// rate_min; thinktime after thinktime_blocks I/Os completed or issued
+// (thinktime_blocks_type) or thinktime_iotime of I/O, once the I/Os in
+// flight complete, thinktime_spin of it spun on a real target's CPU,
+// rate_ignore_thinktime (think.go, as fio's handle_thinktime); latency_target (a search for the deepest queue
 // that meets it, reported in the result's notes), steadystate (the job
 // ends when its per-second samples meet it); verify (data that is a
 // function of file and offset, read back after the writes or every

@@ -59,7 +59,7 @@ var recordedOptions = []string{
 	"iomem_align", "ioscheduler", "lat_percentiles", "log_compression", "log_max_value", "log_offset",
 	"log_prio", "log_unix_epoch", "log_alternate_epoch", "log_issue_time", "log_entries", "log_hist_coarseness",
 	"nice", "numa_cpu_nodes", "numa_mem_policy", "per_job_logs", "prio", "prioclass", "prio_percentage",
-	"rate_cycle", "rate_ignore_thinktime", "read_beyond_wp", "randrepeat", "refill_buffers", "scramble_buffers",
+	"rate_cycle", "read_beyond_wp", "randrepeat", "refill_buffers", "scramble_buffers",
 	"slat_percentiles", "stats", "thread", "threads", "uid", "gid", "unified_rw_reporting", "verify_async",
 	"verify_async_cpus", "verify_dump", "verify_fatal", "verify_interval", "verify_offset", "verify_state_load",
 	"verify_state_save", "verify_write_sequence", "verify_header_seed", "unlink_each_loop", "exitall_on_error", "kb_base",
@@ -113,21 +113,20 @@ var refusedOptions = map[string]string{
 // they are set (a value other than 0); at 0, fio's default, they are
 // recorded. Each says why.
 var refusedWhenSet = map[string]string{
-	"bs_is_seq_rand":        "bs_is_seq_rand=1 (block sizes by sequential and random instead of read and write) is not implemented",
-	"bs_unaligned":          "bs_unaligned=1 (bsrange sizes that are not multiples of the smallest) is not implemented",
-	"offset_align":          "offset_align (the alignment of a percentage offset) is not implemented; give offset in bytes",
-	"sync_file_range":       "sync_file_range is not implemented; fdatasync=N writes back every N writes",
-	"unlink_each_loop":      "unlink_each_loop=1 (remove the files after each loop) is not implemented",
-	"read_beyond_wp":        "read_beyond_wp=1: reads of emulated zones stay below the write pointer (fio's default, 0)",
-	"rate_ignore_thinktime": "rate_ignore_thinktime=1 is not implemented: thinktime delays rate-paced I/O",
-	"experimental_verify":   "experimental_verify=1 (verify by replaying the offsets instead of logging them) is not implemented; verify logs the writes",
-	"hipri":                 "hipri=1 (polled completions) is not implemented; completions are interrupt-driven",
-	"sqthread_poll":         "sqthread_poll=1 (a kernel thread polls the submission queue) is not implemented; each I/O is submitted by a system call",
-	"uncached":              "uncached=1 (RWF_DONTCACHE) is not implemented",
-	"force_async":           "force_async (IOSQE_ASYNC) is not implemented",
-	"nonvectored":           "nonvectored is an io_uring_cmd option; the io_uring engine submits as fio's does",
-	"serialize_overlap":     "serialize_overlap=1 is not implemented: overlapping I/Os in flight are not serialized",
-	"ioscheduler":           "ioscheduler: nasemu does not switch the host's I/O scheduler; set it in /sys/block before the run",
+	"bs_is_seq_rand":      "bs_is_seq_rand=1 (block sizes by sequential and random instead of read and write) is not implemented",
+	"bs_unaligned":        "bs_unaligned=1 (bsrange sizes that are not multiples of the smallest) is not implemented",
+	"offset_align":        "offset_align (the alignment of a percentage offset) is not implemented; give offset in bytes",
+	"sync_file_range":     "sync_file_range is not implemented; fdatasync=N writes back every N writes",
+	"unlink_each_loop":    "unlink_each_loop=1 (remove the files after each loop) is not implemented",
+	"read_beyond_wp":      "read_beyond_wp=1: reads of emulated zones stay below the write pointer (fio's default, 0)",
+	"experimental_verify": "experimental_verify=1 (verify by replaying the offsets instead of logging them) is not implemented; verify logs the writes",
+	"hipri":               "hipri=1 (polled completions) is not implemented; completions are interrupt-driven",
+	"sqthread_poll":       "sqthread_poll=1 (a kernel thread polls the submission queue) is not implemented; each I/O is submitted by a system call",
+	"uncached":            "uncached=1 (RWF_DONTCACHE) is not implemented",
+	"force_async":         "force_async (IOSQE_ASYNC) is not implemented",
+	"nonvectored":         "nonvectored is an io_uring_cmd option; the io_uring engine submits as fio's does",
+	"serialize_overlap":   "serialize_overlap=1 is not implemented: overlapping I/Os in flight are not serialized",
+	"ioscheduler":         "ioscheduler: nasemu does not switch the host's I/O scheduler; set it in /sys/block before the run",
 }
 
 // fioOption is one key=value line.
@@ -736,14 +735,16 @@ func applyFio(j *Job, o fioOption, st *fioState) error {
 	case "thinktime_blocks_type":
 		switch v {
 		case "complete":
+			j.ThinkIssue = false
 		case "issue":
-			return fmt.Errorf("thinktime_blocks_type=issue is not implemented: thinktime follows thinktime_blocks completed I/Os (complete, fio's default)")
+			j.ThinkIssue = true
 		default:
 			return fmt.Errorf("%q: want complete or issue", v)
 		}
-		record(j, o.key, v)
 	case "thinktime_iotime":
-		return fmt.Errorf("thinktime_iotime is not implemented")
+		j.ThinkIOTime, err = parseTimeUnit(v, time.Second) // fio: seconds when the unit is omitted
+	case "rate_ignore_thinktime":
+		j.RateIgnoreThink, err = parseBool(v)
 	case "latency_target":
 		j.LatTarget, err = parseTimeUnit(v, time.Microsecond)
 	case "latency_window":

@@ -280,9 +280,12 @@ type Job struct {
 	RateIOPSDir     [3]int // per direction; RateIOPS is the read rate when set alone
 	RateMin         [3]int64
 	RateMinIOPS     [3]int
-	ThinkTime       time.Duration // idle after every ThinkBlocks I/Os
-	ThinkSpin       time.Duration // of it, busy (no difference to the target)
-	ThinkBlocks     int
+	ThinkTime       time.Duration // idle after every ThinkBlocks I/Os, once those in flight complete (see thinker)
+	ThinkSpin       time.Duration // of it, spent spinning on a real target's CPU (at most ThinkTime)
+	ThinkBlocks     int           // I/Os between thinktimes (0: unset, 1 unless ThinkIOTime is set)
+	ThinkIssue      bool          // thinktime_blocks_type=issue: ThinkBlocks counts I/Os issued, not completed
+	ThinkIOTime     time.Duration // thinktime_iotime: also think after this long without (0: none)
+	RateIgnoreThink bool          // rate_ignore_thinktime: the rate schedule moves on by the thinktime
 	LatTarget       time.Duration // latency_target: find the depth that meets it
 	LatWindow       time.Duration
 	LatPercentile   float64
@@ -484,7 +487,7 @@ func (j *Job) Validate() error {
 		return bad("size or offset in percent out of range")
 	case j.FileSizeMax > 0 && j.FileSizeMax < j.FileSize:
 		return bad("filesize range %d-%d is reversed", j.FileSize, j.FileSizeMax)
-	case j.ThinkTime < 0 || j.ThinkBlocks < 0 || j.LatTarget < 0 || j.LatWindow < 0:
+	case j.ThinkTime < 0 || j.ThinkSpin < 0 || j.ThinkBlocks < 0 || j.ThinkIOTime < 0 || j.LatTarget < 0 || j.LatWindow < 0:
 		return bad("negative thinktime or latency target")
 	case j.LatTarget > 0 && (j.LatPercentile <= 0 || j.LatPercentile > 100):
 		return bad("latency_percentile=%g must be in (0, 100]", j.LatPercentile)

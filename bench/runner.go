@@ -236,7 +236,7 @@ const (
 	opFlush               // fsync or fdatasync
 	opOpen                // open (or create) the current file: file-by-file jobs
 	opClose               // close it
-	opPark                // a slot beyond the depth latency_target allows waits
+	opPark                // a slot waits without an operation (latency_target's depth, flow, a thinktime's quiesce)
 )
 
 // op is one operation a slot performs.
@@ -247,6 +247,7 @@ type op struct {
 	off, n  int64
 	arrival time.Duration // intended issue time of rate-limited jobs, else -1
 	verify  bool          // a read that checks what a write of this job stored
+	final   bool          // a verify read of the phase after the main loop (fio's do_verify)
 	zero    bool          // a verify read of a range trimmed since: it reads zeros
 	ext     int           // a verify-trim's extent, index+1 in the stream's written (0: none)
 }
@@ -321,23 +322,23 @@ type stream struct {
 	inflight     int
 	err          error
 
-	randLeft   int // I/Os before the next random offset (rw=randread:N)
-	lastOff    int64
-	lastFile   *fileState
-	trimmed    *op // trimwrite: the write that follows a trim
-	seqIdx     int
-	seqBase    uint64
-	lfsr       uint64
-	spr        *sprandom     // sprandom=1
-	cpuFree    time.Duration // when the instance's thread is free (hostCall)
-	flow       *flowState    // flow=: the flow it shares with other jobs
-	flowIOs    int64         // I/Os it issued under flow control
-	timeless   int           // I/Os in a row that took no simulated time
-	sprDone    bool
-	zoneStart  int64
-	zoneDone   int64
-	thinkUntil time.Duration
-	completed  int
+	randLeft  int // I/Os before the next random offset (rw=randread:N)
+	lastOff   int64
+	lastFile  *fileState
+	trimmed   *op // trimwrite: the write that follows a trim
+	seqIdx    int
+	seqBase   uint64
+	lfsr      uint64
+	spr       *sprandom     // sprandom=1
+	cpuFree   time.Duration // when the instance's thread is free (hostCall)
+	flow      *flowState    // flow=: the flow it shares with other jobs
+	flowIOs   int64         // I/Os it issued under flow control
+	timeless  int           // I/Os in a row that took no simulated time
+	sprDone   bool
+	zoneStart int64
+	zoneDone  int64
+	think     thinker // thinktime (think.go)
+	active    int     // operations in flight, parked slots left out
 
 	written    []extent
 	verified   int
@@ -364,6 +365,9 @@ type slot struct {
 	at   time.Duration // when the current operation was issued
 	busy bool          // an operation is outstanding (virtual clock)
 	buf  []byte        // real targets only
+	// spin: a real target's clock spins the CPU until then before it
+	// waits for the operation's issue time (thinktime_spin).
+	spin time.Duration
 
 	// slat is how long an asynchronous engine took to hand the current
 	// operation to the kernel: from when it was prepared to when the
@@ -402,7 +406,10 @@ func (st *stream) decide(sl *slot, now time.Duration) (time.Duration, bool) {
 	if st.err != nil || st.g.failed.Load() {
 		return 0, false
 	}
-	at := max(now, st.start)
+	at, wait := st.thinkGate(sl, max(now, st.start))
+	if wait {
+		return at, st.park(sl)
+	}
 	j := st.job
 	if (st.deadline > 0 && at >= st.deadline) || st.g.exit.Load() || st.jr.steady {
 		st.ending = true
@@ -423,6 +430,7 @@ func (st *stream) decide(sl *slot, now time.Duration) (time.Duration, bool) {
 	case (st.verifying || st.ending || st.exhausted()) && st.verifyPending():
 		if !st.verifying { // not verify_backlog's: the final phase
 			st.col.beginVerify(at)
+			o.final = true
 		}
 		st.nextVerify(&o) // of writes that completed
 	case st.trimBatch > 0 && st.nextTrim(&o):
@@ -453,7 +461,6 @@ func (st *stream) decide(sl *slot, now time.Duration) (time.Duration, bool) {
 		st.nextIO(&o)
 	}
 	if o.kind == opIO && !o.verify && o.ext == 0 {
-		at = max(at, st.thinkUntil)
 		if gap, paced := st.gap(o.dir, o.n); paced {
 			if j.RampTime > 0 && !st.rateRestarted && at >= st.measure {
 				// fio restarts its rate schedule when the ramp ends
@@ -473,9 +480,12 @@ func (st *stream) decide(sl *slot, now time.Duration) (time.Duration, bool) {
 	}
 	sl.op = o
 	st.inflight++
+	st.active++
+	st.think.horizon = max(st.think.horizon, at)
 	if o.kind == opIO {
 		st.col.issued(st.inflight)
 	}
+	st.thinkIssued(&sl.op, at)
 	return at, true
 }
 
@@ -855,6 +865,15 @@ func (st *stream) nextTrim(o *op) bool {
 
 // do performs the slot's operation issued at at.
 func (st *stream) do(sl *slot, at time.Duration) (time.Duration, error) {
+	done, err := st.perform(sl, at)
+	if st.job.ThinkTime > 0 && st.t.Mode() == Virtual { // (a real target's slots run concurrently)
+		st.think.horizon = max(st.think.horizon, done)
+	}
+	return done, err
+}
+
+// perform is do without the bookkeeping.
+func (st *stream) perform(sl *slot, at time.Duration) (time.Duration, error) {
 	o := &sl.op
 	j := st.job
 	switch o.kind {
@@ -953,6 +972,10 @@ func (st *stream) doIO(sl *slot, at time.Duration) (time.Duration, error) {
 func (st *stream) complete(sl *slot, done time.Duration, err error) {
 	st.inflight--
 	o := &sl.op
+	if o.kind != opPark {
+		st.active--
+	}
+	st.thinkCompleted(o, done, err == nil)
 	if err != nil {
 		if st.ignores(o, err) {
 			return
@@ -982,12 +1005,6 @@ func (st *stream) complete(sl *slot, done time.Duration, err error) {
 	}
 	if o.ext > 0 {
 		st.written[o.ext-1].trim = trimDone
-	}
-	if o.kind == opIO && j.ThinkTime > 0 {
-		if st.completed++; st.completed >= max(j.ThinkBlocks, 1) {
-			st.completed = 0
-			st.thinkUntil = max(st.thinkUntil, done+j.ThinkTime)
-		}
 	}
 	if o.kind == opIO && j.LatTarget > 0 {
 		st.latWindow(done - sl.at)
@@ -1277,6 +1294,7 @@ func runGroup(t Target, jobs []Job, firstIndex int, seed uint64, genesis *time.D
 			st.start = j.startAt(start, *genesis)
 			st.measure = st.start + j.RampTime
 			st.arrival = [3]time.Duration{st.start, st.start, st.start}
+			st.think.lastEnd = st.start
 			st.winEnd = st.start + j.LatWindow
 			if j.Runtime > 0 {
 				st.deadline = st.measure + j.Runtime

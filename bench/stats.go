@@ -156,7 +156,7 @@ var depthLevels = [...]int{1, 2, 4, 8, 16, 32, 64}
 // job's instances when they are reported together.
 type collector struct {
 	from   time.Duration // start of the measured window
-	end    time.Duration // last completion counted
+	end    time.Duration // last completion counted, or the end of a thinktime after it
 	dir    [3]*dirStats
 	spare  [3]*dirStats // prepared, no I/O yet (see prepare)
 	files  int64
@@ -179,6 +179,20 @@ type collector struct {
 func (c *collector) beginVerify(t time.Duration) {
 	if !c.phased {
 		c.phase, c.phased = max(t, c.from), true
+	}
+}
+
+// idle records that the job instance thinks until t (thinktime): fio's
+// thread sleeps in it, so its runtime runs to t at least, and so does
+// the runtime of each direction it has done I/O in before a verify phase.
+func (c *collector) idle(t time.Duration) {
+	c.end = max(c.end, t)
+	if !c.phased {
+		for d, ds := range c.dir {
+			if ds != nil {
+				c.dirEnd[d] = max(c.dirEnd[d], t)
+			}
+		}
 	}
 }
 
