@@ -142,6 +142,7 @@ type WallClock struct {
 	start   time.Time
 	mu      sync.Mutex
 	engines []EngineUse
+	spun    atomic.Int64 // ns spent spinning (thinktime_spin)
 }
 
 var _ Clock = (*WallClock)(nil)
@@ -157,6 +158,17 @@ func (c *WallClock) Wait(t time.Duration) {
 	if d := t - c.Now(); d > 0 {
 		sleep(d)
 	}
+}
+
+// spin keeps the CPU busy until Now reaches t, as fio spins for
+// thinktime_spin (usec_spin).
+func (c *WallClock) spin(t time.Duration) {
+	from := c.Now()
+	now := from
+	for now < t {
+		now = c.Now()
+	}
+	c.spun.Add(int64(now - from))
 }
 
 func (c *WallClock) drive(slots []*slot, begin func()) {
@@ -226,6 +238,9 @@ func (c *WallClock) runThreads(slots []*slot) {
 					return
 				}
 				if at > now {
+					if sl.spin > 0 {
+						c.spin(sl.spin)
+					}
 					c.Wait(at)
 				}
 				sl.at = c.Now()

@@ -535,6 +535,12 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 			if len(delayed) == 0 || qerr != nil {
 				return true
 			}
+			for _, p := range delayed { // a thinktime's spinning part
+				if sl := slots[p.i]; sl.spin > 0 {
+					c.spin(sl.spin)
+					sl.spin = 0
+				}
+			}
 			c.Wait(earliest(delayed))
 			now = c.Now()
 			continue
