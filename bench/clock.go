@@ -243,7 +243,12 @@ func (c *WallClock) runThreads(slots []*slot) {
 					}
 					c.Wait(at)
 				}
+				// fio's start_time, the buffer's filling, its
+				// issue_time (see fill)
+				prep := c.Now()
+				st.fill(sl, prep)
 				sl.at = c.Now()
+				sl.lead = sl.at - prep
 				done, err := st.do(sl, sl.at)
 				mu.Lock()
 				st.complete(sl, done, err)

@@ -160,7 +160,11 @@
 // asynchronous engines (io_uring, libaio) clat runs, as in fio, from the
 // return of the system call that submitted the I/O, lat from its
 // preparation, and slat, the difference, is recorded as fio records it;
-// the synchronous engines have no slat, as in fio, and neither has a
+// a write's buffer is filled (verify pattern, scrambling) after its
+// preparation, as fio fills it after taking its start time, so the fill
+// counts in lat and slat and not in clat, on the synchronous engines too
+// (their lat runs from the preparation, their clat from the issue).
+// The synchronous engines have no slat, as in fio, and neither has a
 // sim: target: its models' latencies are measured at the host and hold
 // the submission, which nothing in them separates.
 // On a sim: target, I/O that reaches no device (the null engine,

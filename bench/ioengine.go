@@ -407,7 +407,7 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 	// asynchronous engines do trims.
 	inline := func(i int) {
 		sl := slots[i]
-		sl.at, sl.slat = c.Now(), 0
+		sl.at, sl.slat, sl.lead = c.Now(), 0, 0
 		done, err := st.do(sl, sl.at)
 		mu.Lock()
 		st.complete(sl, done, err)
@@ -424,30 +424,22 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 		slotFile[i] = fi
 		var op models.Op
 		var buf []byte
-		scrambled := false
 		switch {
 		case o.kind == opIO && o.dir == DirRead:
 			op, buf = models.Read, sl.buf[:o.n]
 		case o.kind == opIO && o.dir == DirWrite:
 			op, buf = models.Write, sl.buf[:o.n]
-			if j := st.job; j.Verify != "" {
-				fillPattern(buf, o.file.seed, o.off, j.VerifyPattern)
-			} else {
-				scrambled = st.scramble
-			}
 		case o.kind == opFlush:
 			op = models.Flush
 		default:
 			inline(i)
 			return
 		}
-		// One timestamp for the I/O's start and its buffer's mark, taken
-		// before the mark, as fio takes its start time: the scrambling
-		// counts in the I/O's latency (and a verify pattern does not).
+		// The I/O's start, then its buffer's filling, as fio takes its
+		// start time before it scrambles or fills a verify pattern: the
+		// filling counts in slat and lat.
 		prep := c.Now()
-		if scrambled {
-			scramble(buf, o.off, prep)
-		}
+		st.fill(sl, prep)
 		q.prep(i, fi, op, o.off, buf)
 		// Submitted at once, a system call each, as fio submits by
 		// default (iodepth_batch=1): an I/O that completes while it is
@@ -462,7 +454,7 @@ func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFi
 			mu.Unlock()
 			return
 		}
-		sl.at, sl.slat = issued, issued-prep
+		sl.at, sl.slat, sl.lead = issued, issued-prep, 0
 		if inflight == 0 {
 			progress = issued
 		}

@@ -233,8 +233,10 @@ stonewall
 // on the asynchronous engines an I/O's completion latency (clat) runs
 // from the return of the system call that submitted it and its total
 // latency (lat) from its preparation, so lat exceeds clat by the
-// submission time of every I/O; on psync, which has no submission step,
-// the two are the same.
+// submission time of every I/O; psync has no submission step and no
+// slat, but its lat too runs from the preparation and its clat from the
+// issue, which a write's buffer filling lies between (fio 3.33, this
+// job with psync: lat 4661 ns, clat 4599 ns).
 func TestIOEngineLatencySplit(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("io_uring and native AIO are Linux's")
@@ -278,9 +280,6 @@ func TestIOEngineLatencySplit(t *testing.T) {
 			}
 			fs := doc.Jobs[0].Write
 			if e == EnginePsync {
-				if lat != clat || ds.lat != nil {
-					t.Errorf("psync: lat mean %.0f ns, clat %.0f ns: want the same", lat, clat)
-				}
 				if r.Write.Slat != (Latency{}) || fs.Slat.N != 0 { // fio records no slat for synchronous engines
 					t.Errorf("psync: slat %+v, fio's N %d: want none", r.Write.Slat, fs.Slat.N)
 				}

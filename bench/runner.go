@@ -375,6 +375,11 @@ type slot struct {
 	// the time that call returned, as fio takes its issue time, so that
 	// at to completion is fio's clat and at-slat to completion its lat.
 	slat time.Duration
+	// lead is, where the engine submits synchronously (no slat), the
+	// time from the operation's preparation (fio's start_time) to at
+	// (its issue_time): the filling of a write's buffer, which fio's lat
+	// counts and its clat does not.
+	lead time.Duration
 }
 
 // exhausted reports whether the stream has issued all it should.
@@ -894,6 +899,27 @@ func (st *stream) perform(sl *slot, at time.Duration) (time.Duration, error) {
 	}
 }
 
+// fill puts into the buffer of the slot's operation, if it is a write
+// of a block engine on a real target, what the job's writes carry: the
+// verify pattern, or scrambling's marks of its offset and prep, the time
+// it was prepared. fio does both after it takes the I/O's start time
+// (get_io_u stamps start_time, then scrambles; do_io then fills the
+// verify pattern, populate_verify_io_u) and before its issue time, so
+// the filling counts in lat and slat, and not in clat.
+func (st *stream) fill(sl *slot, prep time.Duration) {
+	o := &sl.op
+	if sl.buf == nil || o.kind != opIO || o.dir != DirWrite || st.job.Kind != KindBlock {
+		return
+	}
+	buf := sl.buf[:o.n]
+	switch {
+	case st.job.Verify != "":
+		fillPattern(buf, o.file.seed, o.off, st.job.VerifyPattern)
+	case st.scramble:
+		scramble(buf, o.off, prep)
+	}
+}
+
 // doIO performs an I/O the way the job's engine does.
 func (st *stream) doIO(sl *slot, at time.Duration) (time.Duration, error) {
 	o := &sl.op
@@ -946,13 +972,7 @@ func (st *stream) doIO(sl *slot, at time.Duration) (time.Duration, error) {
 			return rf.punch(at, o.off, o.n)
 		}
 		return o.file.f.Do(at, models.Trim, o.off, o.n, nil)
-	case DirWrite:
-		switch {
-		case buf != nil && j.Verify != "":
-			fillPattern(buf, o.file.seed, o.off, j.VerifyPattern)
-		case buf != nil && st.scramble:
-			scramble(buf, o.off, at)
-		}
+	case DirWrite: // its buffer filled (fill)
 		// sync=1 (WriteThrough): the file is open O_SYNC on a path, and a
 		// model's write is on the storage before it completes.
 		return o.file.f.Do(at, models.Write, o.off, o.n, buf)
@@ -1020,7 +1040,7 @@ func (st *stream) complete(sl *slot, done time.Duration, err error) {
 	c := st.col
 	switch o.kind {
 	case opIO:
-		origin := sl.at - sl.slat
+		origin := sl.at - sl.slat - sl.lead
 		if o.arrival >= 0 {
 			origin = o.arrival
 		}
