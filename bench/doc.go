@@ -34,8 +34,9 @@
 // arrival for rate_iops jobs, so queueing behind a slow device counts:
 // no coordinated omission) to its completion, into an HDR histogram
 // (stats.go). Results count I/Os that complete after ramp_time; a job's
-// seconds run from the end of its ramp to its last completion, so IOPS and
-// MB/s (10^6 bytes/s) include the drain of the last requests. Each job has
+// seconds run from the end of its ramp to its last completion (or the
+// end of a thinktime after it, which fio's thread sleeps through), so
+// IOPS and MB/s (10^6 bytes/s) include the drain of the last requests. Each job has
 // a per-second time series. For simulated targets the report carries the
 // model's counters summed over the device stack (report.go).
 //

@@ -35,7 +35,8 @@ type SteadyAt struct {
 }
 
 // Result is one job's figures. MBps is 10^6 bytes per second; Seconds is
-// the measured window (after ramp time) up to the job's last completion.
+// the measured window (after ramp time) up to the job's last completion,
+// or the end of a thinktime after it.
 type Result struct {
 	Name      string  `json:"name"`
 	RW        string  `json:"rw"`
