@@ -485,8 +485,10 @@ func (st *stream) decide(sl *slot, now time.Duration) (time.Duration, bool) {
 	}
 	sl.op = o
 	st.inflight++
-	st.active++
-	st.think.horizon = max(st.think.horizon, at)
+	if o.kind != opPark { // (nextIO parks a slot it has nothing for)
+		st.active++
+		st.think.horizon = max(st.think.horizon, at)
+	}
 	if o.kind == opIO {
 		st.col.issued(st.inflight)
 	}

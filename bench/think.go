@@ -171,13 +171,14 @@ func (st *stream) thinkGate(sl *slot, at time.Duration) (time.Duration, bool) {
 
 // thinkWake is when a slot parked behind a pending stall looks again. On
 // the virtual clock it is when the last operation issued completes (the
-// completion, queued before, is taken first); on a real target, whose
+// completion, queued before, is taken first), a nanosecond on at least;
+// on a real target, whose
 // completions are not known ahead, it looks again after a fraction of
 // the thinktime, so that it is back before the stall ends (the slot whose
 // completion begins the stall finds it begun at once).
 func (st *stream) thinkWake(at time.Duration) time.Duration {
 	if st.t.Mode() == Virtual {
-		return max(at, st.think.horizon)
+		return max(at+time.Nanosecond, st.think.horizon) // (forward, whatever happens)
 	}
 	return at + min(max(st.job.ThinkTime/2, 5*time.Microsecond), time.Millisecond)
 }
