@@ -83,8 +83,8 @@
 // job that waits for one of its group starts a new group), exitall,
 // continue_on_error; zonemode=strided and zonemode=zbd (emulated zones, as
 // fio emulates them on a device without zones, with zone_reset_threshold
-// and zone_reset_frequency); the engines null,
-// filecreate, filestat, filedelete, dircreate, dirstat, dirdelete,
+// and zone_reset_frequency); the engines null (and cpp_null, fio's null
+// engine built as an external one), filecreate, filestat, filedelete, dircreate, dirstat, dirdelete,
 // ftruncate and falloc where the target can do them (fileops.go), the
 // block engines (IOKind says what an I/O does; Engine, below, how a path
 // target submits it); zero_buffers, buffer_pattern,

@@ -37,10 +37,12 @@ var DefaultLimits = Limits{
 // fioKinds maps fio's engine names to what an I/O of each does. The
 // block engines submit the same reads and writes; on path targets the
 // name also picks how they are submitted (Job.Engine, ParseEngine).
+// cpp_null is fio's null engine (engines/null.c) built as an external
+// C++ engine, as its examples/cpp_null.fio runs it: the same engine.
 var fioKinds = map[string]IOKind{
 	"sync": KindBlock, "psync": KindBlock, "vsync": KindBlock, "pvsync": KindBlock, "pvsync2": KindBlock,
 	"libaio": KindBlock, "io_uring": KindBlock, "posixaio": KindBlock, "windowsaio": KindBlock, "mmap": KindBlock,
-	"null": KindNull, "filecreate": KindFileCreate, "filestat": KindFileStat, "filedelete": KindFileDelete,
+	"null": KindNull, "cpp_null": KindNull, "filecreate": KindFileCreate, "filestat": KindFileStat, "filedelete": KindFileDelete,
 	"dircreate": KindDirCreate, "dirstat": KindDirStat, "dirdelete": KindDirDelete,
 	"ftruncate": KindFtruncate, "falloc": KindFalloc,
 }

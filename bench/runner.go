@@ -932,7 +932,7 @@ func (st *stream) doIO(sl *slot, at time.Duration) (time.Duration, error) {
 		switch {
 		case !virtual:
 			return at, nil
-		case j.EngineName == "null":
+		case fioKinds[j.EngineName] == KindNull: // null, cpp_null
 			return st.hostCall(at, nullEngineTime), nil
 		}
 		return st.hostCall(at, noDeviceIOTime), nil // /dev/null, /dev/zero

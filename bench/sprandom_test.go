@@ -105,14 +105,17 @@ func TestSPRandom(t *testing.T) {
 // TestHostCalls: I/O that reaches no device costs the host's time, one
 // at a time per job instance whatever the depth; a time-based job whose
 // I/O costs nothing stops with an error instead of running forever.
+// cpp_null is fio's null engine built as an external one (fio's
+// examples/cpp_null.fio): it costs what null costs.
 func TestHostCalls(t *testing.T) {
 	jobs, err := ParseFio("h.fio", strings.NewReader("[null]\nioengine=null\niodepth=8\nsize=1g\nruntime=10ms\ntime_based\n"+
-		"[devnull]\nstonewall\nfilename=/dev/null\nrw=write\nbs=128k\nruntime=10ms\ntime_based\n"))
+		"[devnull]\nstonewall\nfilename=/dev/null\nrw=write\nbs=128k\nruntime=10ms\ntime_based\n"+
+		"[cpp_null]\nstonewall\nioengine=cpp_null\nsize=1g\nruntime=10ms\ntime_based\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	rep := mustRun(t, sn700(t), jobs, Options{Seed: 1})
-	for i, per := range []time.Duration{nullEngineTime, noDeviceIOTime} {
+	for i, per := range []time.Duration{nullEngineTime, noDeviceIOTime, nullEngineTime} {
 		want := float64(time.Second) / float64(per)
 		if got := rep.Results[i].IOPS; math.Abs(got-want) > want/100 {
 			t.Errorf("%s: %.0f IOPS, want %.0f (one call at a time)", rep.Results[i].Name, got, want)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # fio-examples.sh: the job files of fio's own examples/ directory whose
 # engines are all plain file or block engines (sync, psync, libaio,
-# io_uring, posixaio, mmap, null, the file and directory engines,
+# io_uring, posixaio, mmap, null and cpp_null (fio's null engine built
+# as an external one), the file and directory engines,
 # ftruncate, falloc; a file without ioengine gets fio's psync), run
 # unchanged by nasemu bench on a simulated drive and on a directory, as
 # issue 18 counts them: each file runs or is refused with a reason, and
@@ -28,7 +29,7 @@ trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 nasemu=${NASEMU:-$work/nasemu}
 [ -n "${NASEMU:-}" ] || go build -o "$nasemu" ./cmd/nasemu
-plain=" sync psync vsync pvsync pvsync2 libaio io_uring posixaio mmap null filecreate filestat filedelete dircreate dirstat dirdelete ftruncate falloc "
+plain=" sync psync vsync pvsync pvsync2 libaio io_uring posixaio mmap null cpp_null filecreate filestat filedelete dircreate dirstat dirdelete ftruncate falloc "
 
 files=()
 for f in "$ex"/*.fio; do
