@@ -390,6 +390,12 @@ func buildFioJob(section, secPos string, all []fioOption) (Job, []error) {
 		// trim_backlog set (its td->trim_verify); so does nasemu.
 		j.Notes = append(j.Notes, "trim_percentage: fio trims nothing without verify and trim_backlog, nor does nasemu")
 	}
+	if j.TimeBased && j.Runtime == 0 {
+		// fio: "time_based requires a runtime/timeout setting", a
+		// warning, and the job runs without it (init.c fixup_options).
+		j.TimeBased = false
+		j.Notes = append(j.Notes, "time_based without runtime: fio drops it (with a warning) and runs the job by size, as nasemu does")
+	}
 	if j.SPRandom { // fio's defaults under sprandom
 		j.LFSR = j.LFSR || !st.rngSet
 		j.RandomMap = j.RandomMap && st.mapSet
