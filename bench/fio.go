@@ -69,7 +69,7 @@ var recordedOptions = []string{
 	"hipri", "fixedbufs", "registerfiles", "sqthread_poll", "sqthread_poll_cpu", "nonvectored", "uncached",
 	"userspace_reap", "force_async", "sync_file_range", "serialize_overlap", "io_submit_mode",
 	"iodepth_batch", "iodepth_batch_submit", "iodepth_batch_complete", "iodepth_batch_complete_min",
-	"iodepth_low", "experimental_verify",
+	"iodepth_low", "experimental_verify", "thinkcycles",
 	"numa_mem", "write_iolog_chunked", "group_reporting", "new_group",
 	"percentile_list", "ratemin", "rate_min", "rate_iops_min",
 }
@@ -129,6 +129,7 @@ var refusedWhenSet = map[string]string{
 	"nonvectored":         "nonvectored is an io_uring_cmd option; the io_uring engine submits as fio's does",
 	"serialize_overlap":   "serialize_overlap=1 is not implemented: overlapping I/Os in flight are not serialized",
 	"ioscheduler":         "ioscheduler: nasemu does not switch the host's I/O scheduler; set it in /sys/block before the run",
+	"thinkcycles":         "thinkcycles (a loop of N no-ops after each I/O) is not implemented: how long it takes depends on the CPU; give thinktime",
 }
 
 // fioOption is one key=value line.
