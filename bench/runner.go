@@ -1478,9 +1478,10 @@ func newStream(t Target, jr *jobRun, inst int, laid map[string]laidOut, seed, ru
 		st.rateB[d] = j.RateBytes[d]
 	}
 	if t.Mode() == Real && !j.Kind.fileEngine() {
-		// Submission time (slat) and a paced arrival part lat from clat.
+		// Submission time (slat), a paced arrival and a write's buffer
+		// fill part lat from clat.
 		slat := !j.Engine.synchronous()
-		lat := slat || st.iopsGap != [3]float64{} || st.rateB != [3]int64{}
+		lat := slat || st.iopsGap != [3]float64{} || st.rateB != [3]int64{} || j.writes()
 		for _, d := range j.dirs() {
 			st.col.prepare(d, slat, lat)
 		}
