@@ -10,9 +10,8 @@ import (
 
 // A request spends time outside the model (see emu.EarlyTable): the share
 // answers that much before the model's completion time, so that the
-// latency a client measures is the model's. On this kind of host the
-// extra round-trip time of a 4 KiB read measured through a paced mount
-// grew from ~20 µs at 100 µs of modelled latency to ~100 µs at 3 ms.
+// latency a client measures is the model's. That time grows with the
+// client's wait, so it is measured at several (docs/notes/fuse-mount.md).
 
 // earlyClock answers SleepUntil early by the compensation for the wait
 // left until the deadline.

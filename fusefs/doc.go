@@ -22,10 +22,9 @@
 // volume address of its first byte and its size (a file being created, by
 // where its first block will go and the rest of the volume). Layers of the
 // model key state on that range — the SMB client's read-ahead and
-// write-behind within the open file, the NAS's inode page — so a share
-// whose opens named no range cost a sequential reader what a random one
-// pays (1 MiB reads at queue depth 1 on one HDD behind 1GbE: 0.8× the
-// sim's throughput).
+// write-behind within the open file, the NAS's inode page — and a share
+// whose opens named no range would cost a sequential reader what a random
+// one pays (docs/notes/fuse-mount.md).
 //
 // Every read and write passes through this package: go-fuse's loopback
 // would hand the backing file to the kernel for FUSE passthrough, so file

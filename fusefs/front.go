@@ -29,8 +29,8 @@ func (f *FS) frontOpenFlags(flags uint32) uint32 {
 // descriptor is closed (FUSE FLUSH, which close(2) waits for) instead of
 // at RELEASE. The kernel sends RELEASE after close(2) has returned, so a
 // Close charged there is never waited for: behind smbd a client's SMB
-// CLOSE returned at once, and small-file copies ran 20-40 % faster than
-// the model, which charges the CLOSE's round trip and server work.
+// CLOSE would return at once, where the model charges its round trip and
+// server work (docs/notes/nas-smb-charging.md).
 // Clients of a direct mount close as they like, and keep the charge at
 // RELEASE (once per open, however many descriptors were duplicated).
 func (f *FS) closeAtFlush() bool { return f.front == FrontSMB }

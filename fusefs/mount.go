@@ -36,15 +36,15 @@ var (
 // MountOptions returns the go-fuse options the share mounts with; the
 // overhead benchmark mounts its reference loopback with the same ones.
 //
-// Throughput options, measured with the overhead benchmark: 1 MiB requests
-// (MaxWrite, which also sets max_read and max_pages) cut the per-request
-// cost of large sequential transfers roughly fourfold against the 128 KiB
-// default; readahead as large as a request keeps a sequential reader's
-// queue full; asynchronous reads (the default) let readahead and
-// application reads overlap; the kernel's background queue is raised so
-// that readahead and writeback are not throttled at 12 requests; a direct
-// mount(2) avoids fusermount when running as root. Asynchronous direct I/O
-// (CAP_ASYNC_DIO) lets a client's queue of O_DIRECT requests (libaio,
+// Throughput options, chosen with the overhead benchmark
+// (docs/notes/fuse-mount.md): 1 MiB requests (MaxWrite, which also sets
+// max_read and max_pages) cut the per-request cost of large sequential
+// transfers against the 128 KiB default; readahead as large as a request
+// keeps a sequential reader's queue full; asynchronous reads (the default)
+// let readahead and application reads overlap; the kernel's background
+// queue is raised so that readahead and writeback are not throttled at 12
+// requests; a direct mount(2) avoids fusermount when running as root.
+// Asynchronous direct I/O (CAP_ASYNC_DIO) lets a client's queue of O_DIRECT requests (libaio,
 // io_uring: CrystalDiskMark's Q32) reach the filesystem together; without
 // it the kernel sends them one at a time and a queue depth of 32 costs
 // what a depth of 1 does. Splicing reads saves one of their two copies.
@@ -75,8 +75,8 @@ func MountOptions(name string, debug bool) *fs.Options {
 // with one pwrite from its receive buffer, which is not page aligned, so
 // 1 MiB of it spans 257 pages; a FUSE request of at most 256 pages would
 // split it in two, and the share would charge two SMB requests, the first
-// ending in the middle of a page (which the NAS model must read before it
-// can merge it: a 1 MiB sequential writer at queue depth 1 ran 35 % slow).
+// ending in the middle of a page, which the NAS model must read before it
+// can merge it (docs/notes/nas-smb-charging.md).
 // The kernel caps a request at fs.fuse.max_pages_limit pages (256 unless
 // raised; go-fuse caps MaxWrite to match), so the one-request path needs
 // that sysctl at 257 or more (SplitsSMBWrites).
