@@ -458,38 +458,27 @@ func TestNasISCSIOnly(t *testing.T) {
 // fidelityAlways are the jobs TestNasFidelity holds to ±15 % of sim:
 // on any host: they are bound by the modelled link at queue depth 8.
 // Every other job of cdm and copy but fidelityLogged is held to it too in
-// CI (CI=true), and
-// elsewhere where the host is not overloaded (fidelityHost): at queue
-// depth 1 a job's time is the model's plus whatever of this host's SMB
-// and FUSE path the compensation does not take off, and 1 MiB requests
-// must reach the share whole (fusefs.SplitsSMBWrites: split, each 1 MiB
-// write was charged as two SMB requests, the first ending mid-page, and
-// QD1 writes and uploads ran 20-50 % slow).
+// CI (CI=true), and elsewhere where the host is not overloaded
+// (fidelityHost): at queue depth 1 a job's time is the model's plus
+// whatever of this host's SMB and FUSE path the compensation does not
+// take off, and 1 MiB requests must reach the share whole
+// (fusefs.SplitsSMBWrites; docs/notes/nas-smb-charging.md).
 var fidelityAlways = map[string]bool{
 	"SEQ1M Q8T1 read":  true,
 	"SEQ1M Q8T1 write": true,
 }
 
-// fidelityLogged are the jobs TestNasFidelity only logs. A 2 KiB-file
-// upload is mostly the client's own time per file: go-smb2 on this host
-// sends SMB requests (queries, set-infos) that charge nothing, so the
-// share cannot answer them early, and their host round trips (~0.4 ms
-// each) add in series, where sim's client (ClientOp off, as nas runs it)
-// costs nothing: it ran at 0.84 to 0.90 of the model.
-//
-// The jobs that wait for one request at a time are logged too, for now
-// (issue 21's note): RND4K Q1T1 read and write and the 2 KiB-file
-// download came out at 0.62-0.89 of the model on an idle host, where
-// each of the request's thread hand-offs (client, smbd, FUSE, nasemu)
-// wakes an idle CPU and their sum exceeded the round trip the share
-// measured without a wait. Timed end to end at several waits
-// (serve.SMBCompensator), RND4K Q1T1 read and write came out at 0.96-0.98
-// in three runs on a quiet host, but they have yet to hold on loaded ones. The 2 MiB-file copies come out
-// at 0.78-0.86 even on a quiet host, a per-file gap no host figure
-// explains; the likely cause, not yet confirmed: the model's SMB stream
-// answers a copy's first writes of a file at once and sends them behind
-// (smbBehind, the copy engine's double buffer), while the bench's client
-// over the share waits for each request.
+// fidelityLogged are the jobs TestNasFidelity only logs, as their gap to
+// the model is the host's or not yet explained (docs/notes/nas-fidelity.md
+// has their figures). A 2 KiB-file upload is mostly the client's own time
+// per file: go-smb2's queries and set-infos charge nothing, so the share
+// cannot answer them early, and their host round trips add in series,
+// where sim's client (ClientOp off, as nas runs it) costs nothing. The
+// jobs that wait for one request at a time (RND4K Q1T1, the 2 KiB-file
+// download) pay for every thread hand-off on the path waking an idle CPU,
+// which the SMB compensation (serve.SMBCompensator) has yet to take off
+// on a loaded host. The 2 MiB-file copies show a per-file gap whose cause
+// is not yet confirmed.
 var fidelityLogged = map[string]bool{
 	"copy 10000x2KiB upload":   true,
 	"copy 10000x2KiB download": true,
@@ -593,14 +582,9 @@ func hostQuiet(t *testing.T) bool {
 // fidelityTimeScale is the time scale of each suite's share in
 // TestNasFidelity: the model's request rate divided by it is what the
 // emulation demands of this host, and it must stay a small part of a
-// shared 2-CPU host. A 4 KiB request costs the host about 0.45 ms of CPU
-// along its whole path at time scale 3 (client ~0.17, smbd ~0.15, the
-// nas ~0.12; measured with a load average of 30): cdm's RND4K Q32T1 read
-// (16654 IOPS in the model) would demand 5551 requests/s, 2.5 CPUs, more
-// than the host has; at 12 it demands 1388/s, 0.6 CPU, and its write
-// (11898 IOPS) 0.45. The copy suite's busiest job (2 KiB downloads, 303
-// files/s, a handful of SMB requests per file) demands under 0.25 CPU at
-// 3.
+// shared 2-CPU host: at 12, cdm's busiest job (RND4K Q32T1 read) demands
+// about 0.6 CPU; at 3, the copy suite's (2 KiB downloads) under 0.25
+// (docs/notes/nas-fidelity.md has the host's CPU per request).
 var fidelityTimeScale = map[string]float64{"cdm": 12, "copy": 3}
 
 // fidelityJobs returns a suite's jobs shrunk for the test: cdm's over 64
@@ -657,8 +641,7 @@ func TestNasFidelity(t *testing.T) {
 	// Each suite runs on a NAS of its own, as sim: runs it on a model of
 	// its own: the dirty pages that cdm's random writes leave in the NAS's
 	// page cache take the RAID 5 minutes to write back, and a copy suite
-	// run behind them on the same NAS measures that backlog (uploads at
-	// half the fresh model's rate).
+	// run behind them on the same NAS measures that backlog.
 	for _, suite := range []string{"cdm", "copy"} {
 		t.Run(suite, func(t *testing.T) { nasFidelity(t, s, suite, fidelityTimeScale[suite]) })
 	}
@@ -669,10 +652,9 @@ func nasFidelity(t *testing.T, s *setup.Setup, suite string, timeScale float64) 
 	setupName := s.Name
 	args := append(nasArgs(t, setupName, freePort(t)), "--time-scale", fmt.Sprint(timeScale))
 	// The backing directory's own latency is this host's, in series with
-	// the model's: on the host's disk its journal commits stalled the
-	// creates and deletes of the small-file copies now and then (2 KiB
-	// copies at 0.4 to 1.2 of the model from run to run). In memory
-	// (tmpfs) they are not stalled.
+	// the model's: on the host's disk its journal commits stall the
+	// creates and deletes of the small-file copies now and then. In
+	// memory (tmpfs) they do not (docs/notes/nas-fidelity.md).
 	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
 		dir, err := os.MkdirTemp("/dev/shm", "nasemu-fidelity-")
 		if err != nil {
@@ -687,11 +669,10 @@ func nasFidelity(t *testing.T, s *setup.Setup, suite string, timeScale float64) 
 	// runOnce runs one job over the share and returns its result and the
 	// longest stall of this process while it ran.
 	runOnce := func(j bench.Job) (bench.Result, time.Duration) {
-		// Behind the package's other tests the first pass of cdm's 4K
-		// jobs ran at 0.4-0.8 of the model, their retries at 0.96: the
-		// host was still writing back their files, and the nas, which
-		// serves in this process, collecting their garbage. Both are
-		// done now, not while the paced jobs run.
+		// The package's other tests leave the host writing back their
+		// files, and the nas, which serves in this process, collecting
+		// their garbage: both are done now, not while the paced jobs run
+		// (docs/notes/nas-fidelity.md).
 		syscall.Sync()
 		runtime.GC()
 		tg, err := smb.Open(c)
@@ -710,10 +691,10 @@ func nasFidelity(t *testing.T, s *setup.Setup, suite string, timeScale float64) 
 	// runReal runs one job over the share, again (up to fidelityStallRuns
 	// times) while this process stalls for longer than fidelityStall in
 	// the middle of it: an emulator whose host stops cannot keep time,
-	// and this virtual machine is now and then stopped for a while (its
-	// clock jumps; a copy suite once took 470 s instead of 15). A copy
-	// runs again into a directory of its own (an upload over the files of
-	// an earlier run would be another workload: overwrites, not creates).
+	// and a virtual machine is now and then stopped for a while (its
+	// clock jumps; docs/notes/nas-fidelity.md). A copy runs again into a
+	// directory of its own (an upload over the files of an earlier run
+	// would be another workload: overwrites, not creates).
 	// It also returns the file operations the share charged for the run
 	// it returns (a stalled run's are not compared with sim's). A
 	// download's files are written first by an upload, uncounted, as its
