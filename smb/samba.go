@@ -54,9 +54,9 @@ type SambaConfig struct {
 	ForceUser string
 	// CaseInsensitive keeps smbd's default case-insensitive name lookup.
 	// The default is case sensitive: smbd's case-insensitive lookup reads
-	// the whole directory on every create, which made file creation four
-	// times slower on a FUSE share (119 against 496 files/s) and would be
-	// charged to the emulated NAS.
+	// the whole directory on every create, which slows file creation on a
+	// FUSE share and would be charged to the emulated NAS
+	// (docs/notes/nas-smb-charging.md).
 	CaseInsensitive bool
 	// SyncIO turns smbd's asynchronous I/O off (aio read/write size 0):
 	// each connection then serves one request at a time, so a client's
