@@ -9,10 +9,12 @@
 // model's completion time has passed. Access serves a request whose bytes
 // the caller moves itself (a filesystem's backing file) and which reaches
 // the volume in several parts (a fragmented file's extents). The clock
-// sleeps on Go's timers, then in the kernel, then spins, so that deadlines
-// are met to microseconds (see WallClock). With Options.ClosedLoop a
-// queue-depth-1 client's own time between requests is not charged: the
-// model sees its requests back to back, as a simulated client issues them.
+// parks each waiting request on a kernel timer armed for its deadline (a
+// request waiting alone is woken a little early and spins the rest), so
+// that deadlines are met to microseconds (see WallClock). With
+// Options.ClosedLoop a queue-depth-1 client's own time between requests is
+// not charged: the model sees its requests back to back, as a simulated
+// client issues them.
 //
 // Faults act on the model under a running volume: FailMember and
 // ReplaceMember on its first array (faults.go), injected rules of
