@@ -250,6 +250,13 @@ func (d *Drive) Submit(at time.Duration, r models.Request) (time.Duration, error
 	return done, nil
 }
 
+// read senses the request's page groups, all issued at t on their dies,
+// and sends the data over the link in the request's order as it comes in:
+// the link carries one page group's data while the dies sense the rest, as
+// a drive's DMA engine sends each group's data out of its buffer once it
+// is there (SATA data FISes and NVMe's transfers both go in order within a
+// command). Slots that need no sense (never written, trimmed, or still in
+// the write buffer) are ready at t.
 func (d *Drive) read(t time.Duration, r models.Request) time.Duration {
 	d.st.hostRead += r.Length
 	if r.Length == 0 {
@@ -259,32 +266,41 @@ func (d *Drive) read(t time.Duration, r models.Request) time.Duration {
 	if d.maps != nil {
 		t = d.mapLookup(t, first, last)
 	}
-	nandDone := t
-	// Consecutive slots in one page group share a (multi-plane) sense.
-	runPage, runN := int64(-1), int64(0)
+	// A run is consecutive slots of one page group, which share a
+	// (multi-plane) sense, or consecutive slots that need none (page -1).
+	link := t
+	runFirst, runN, runPage := first, int64(0), int64(-1)
 	for lpn := first; lpn <= last; lpn++ {
-		p := int64(d.fwd.get(lpn)) - 1
-		if p < 0 {
-			continue // never written or trimmed: nothing to read
+		page := int64(-1)
+		if p := int64(d.fwd.get(lpn)) - 1; p >= 0 {
+			blk := p / d.geo.slotsPerBlock
+			if p-blk*d.geo.slotsPerBlock < int64(d.prog[blk]) {
+				page = p / d.geo.groupSlots
+			}
 		}
-		blk := p / d.geo.slotsPerBlock
-		if p-blk*d.geo.slotsPerBlock >= int64(d.prog[blk]) {
-			continue // still in the write buffer: served from DRAM
-		}
-		page := p / d.geo.groupSlots
-		if page == runPage {
+		if runN > 0 && page == runPage {
 			runN++
 			continue
 		}
 		if runN > 0 {
-			nandDone = max(nandDone, d.readPage(t, runPage*d.geo.groupSlots, runN))
+			link = d.sendRun(t, r, runPage, runFirst, runN, link)
 		}
-		runPage, runN = page, 1
+		runFirst, runN, runPage = lpn, 1, page
 	}
-	if runN > 0 {
-		nandDone = max(nandDone, d.readPage(t, runPage*d.geo.groupSlots, runN))
+	return d.sendRun(t, r, runPage, runFirst, runN, link)
+}
+
+// sendRun senses n slots of page group page from t (none for page -1) and
+// sends the request's bytes of them over the link once they are in the
+// controller and the run before them has gone (link); it returns when they
+// have crossed.
+func (d *Drive) sendRun(t time.Duration, r models.Request, page, lpn, n int64, link time.Duration) time.Duration {
+	ready := t
+	if page >= 0 {
+		ready = d.readPage(t, page*d.geo.groupSlots, n)
 	}
-	_, end := d.linkR.Reserve(nandDone, transfer(r.Length, d.cfg.LinkMBps))
+	lo, hi := max(lpn*slotSize, r.Offset), min((lpn+n)*slotSize, r.End())
+	_, end := d.linkR.Reserve(max(ready, link), transfer(hi-lo, d.cfg.LinkMBps))
 	return end
 }
 
