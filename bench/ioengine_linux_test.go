@@ -163,12 +163,7 @@ func TestQueueWaitOutlastsSignal(t *testing.T) {
 func TestQueueWaitDeferralBounded(t *testing.T) {
 	defer func(d time.Duration) { deferPreemption = d }(deferPreemption)
 	deferPreemption = 50 * time.Millisecond
-	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(p[0])
-	defer unix.Close(p[1])
+	p := testPipe(t)
 	runtime.LockOSThread() // for good: the thread ends with the test (see prepareStream)
 	q := ringReading(t, p[0], 8, true)
 	stop := signalStorm(t, 200*time.Microsecond)
@@ -195,16 +190,25 @@ func TestQueueWaitDeferralBounded(t *testing.T) {
 	}
 }
 
-// signalledWait waits on a ring for a read from a pipe, signals the
-// waiting thread, writes the byte gap later, and checks whether the
-// wait saw the completion (outlasts) or gave up before it.
-func signalledWait(t *testing.T, gap time.Duration, outlasts bool) {
+// testPipe returns a pipe's read and write ends, closed when the test
+// ends.
+func testPipe(t *testing.T) [2]int {
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
 		t.Fatal(err)
 	}
-	defer unix.Close(p[0])
-	defer unix.Close(p[1])
+	t.Cleanup(func() {
+		unix.Close(p[0])
+		unix.Close(p[1])
+	})
+	return p
+}
+
+// signalledWait waits on a ring for a read from a pipe, signals the
+// waiting thread, writes the byte gap later, and checks whether the
+// wait saw the completion (outlasts) or gave up before it.
+func signalledWait(t *testing.T, gap time.Duration, outlasts bool) {
+	p := testPipe(t)
 	runtime.LockOSThread() // for good: the thread ends with the test (see prepareStream)
 	tid := unix.Gettid()
 	q := ringReading(t, p[0], 8, true)
