@@ -1569,6 +1569,13 @@ func (st *stream) setBudget(total int64) {
 	if j.IOSize > 0 {
 		st.budget = j.IOSize * int64(j.Loops)
 	}
+	if j.Verify != "" && (j.DoVerify || j.trimVerify()) && j.writes() {
+		// Room for every write the verify reads back, made now: grown
+		// while the clock runs, the list allocates megabytes and brings
+		// the garbage collector into the timed phase, whose pauses hold
+		// up the whole queue (the writes' p99.9).
+		st.written = make([]extent, 0, min(st.budget/max(j.minBS(), 1), maxVerifyExtents))
+	}
 }
 
 // setBlocks sets up the random offsets over the smallest file range.
