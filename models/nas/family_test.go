@@ -40,3 +40,30 @@ func TestFamilyCosts(t *testing.T) {
 		t.Errorf("unknown family: %v", err)
 	}
 }
+
+// TestFamilyEngine: a Kirkwood (Feroceon) NAS like the DS411 at 1.6 GHz
+// takes 3 / (0.18 × 1.6) times the reference core's time per request and
+// runs AES on the SoC's CESA engine, shared by its cores, at the engine's
+// rate whatever the clock; a rate the config states is kept; a family with
+// no published software AES leaves the CPU's default.
+func TestFamilyEngine(t *testing.T) {
+	kw := Config{CPU: CPU{Family: "feroceon", GHz: 1.6, Cores: 1}}.WithDefaults().CPU
+	if rc := kw.RelativeCost(); math.Abs(rc-3/(0.18*1.6)) > 0.05 {
+		t.Errorf("feroceon at 1.6 GHz: relative cost %.2f, want %.2f", rc, 3/(0.18*1.6))
+	}
+	if !kw.HasCryptoOffload || !kw.CryptoEngine || kw.OffloadAESRate != 34.8e6 {
+		t.Errorf("feroceon: offload %v, engine %v at %v, want the CESA at 34.8 MB/s", kw.HasCryptoOffload, kw.CryptoEngine, kw.OffloadAESRate)
+	}
+	if math.Abs(float64(kw.AESRate)-0.0084*1.6e9) > 1e6 {
+		t.Errorf("feroceon: software AES %v", kw.AESRate)
+	}
+	own := Config{CPU: CPU{Family: "pj4b", GHz: 1.2, OffloadAESRate: 40e6, CryptoEngine: true, HasCryptoOffload: true}}.WithDefaults().CPU
+	if own.OffloadAESRate != 40e6 {
+		t.Errorf("a stated engine rate was replaced: %v", own.OffloadAESRate)
+	}
+	hw := Config{CPU: CPU{Family: "haswell", GHz: 3.5}}.WithDefaults().CPU
+	def := Config{}.WithDefaults().CPU
+	if hw.CryptoEngine || !hw.HasCryptoOffload || hw.AESRate != def.AESRate {
+		t.Errorf("haswell: engine %v, offload %v, software %v", hw.CryptoEngine, hw.HasCryptoOffload, hw.AESRate)
+	}
+}
