@@ -223,10 +223,11 @@ func (c *WallClock) runThreads(slots []*slot) {
 	for _, sl := range slots {
 		wg.Go(func() {
 			st := sl.st
-			// The job's lock orders its slots' bookkeeping; a job with a
-			// single slot needs none.
+			// The job's lock orders its slots' bookkeeping; an instance
+			// with a single slot that shares nothing with the others
+			// needs none.
 			var mu sync.Locker = &st.jr.mu
-			if st.job.NumJobs*st.job.IODepth == 1 {
+			if st.job.IODepth == 1 && !st.sharesJobState() {
 				mu = noLock{}
 			}
 			now := first

@@ -68,6 +68,17 @@ func TestFioJobFilesRun(t *testing.T) {
 					}
 				}
 				checkFioOptions(t, kind, by)
+				if _, ok := by["grouped"]; ok {
+					n := 0
+					for _, e := range rep.fioEntries() {
+						if e.name == "grouped" {
+							n++
+						}
+					}
+					if n != 1 {
+						t.Errorf("group_reporting: %d fio reports of job grouped, want 1", n)
+					}
+				}
 				if _, ok := by["create-only"]; ok && kind == "dir" { // create_only lays the file out
 					if fi, err := os.Stat(filepath.Join(dir, "create-only.0.0")); err != nil || fi.Size() != 1<<20 {
 						t.Errorf("create_only: %v, %v", fi, err)
@@ -189,8 +200,8 @@ func checkFioOptions(t *testing.T, kind string, by map[string]Result) {
 				t.Errorf("numjobs=3 without group_reporting: %d clone reports", len(r.clones))
 			}
 		case "grouped":
-			if len(r.clones) != 1 {
-				t.Errorf("group_reporting: %d reports", len(r.clones))
+			if len(r.clones) != 2 {
+				t.Errorf("numjobs=2 with group_reporting: %d instances' statistics, want each its own", len(r.clones))
 			}
 		}
 	}

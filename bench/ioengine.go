@@ -369,7 +369,7 @@ type pending struct {
 // whether nothing was left in flight (q may then be closed).
 func (c *WallClock) runQueue(st *stream, slots []*slot, q ioQueue, pfs []*pathFile, wraps [][]FileUnwrapper) (drained bool) {
 	var mu sync.Locker = &st.jr.mu
-	if st.job.NumJobs == 1 {
+	if !st.sharesJobState() {
 		mu = noLock{}
 	}
 	fileIndex := make(map[*fileState]int, len(st.files))

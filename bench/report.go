@@ -74,7 +74,7 @@ type Result struct {
 	// course (or had no such criterion).
 	Steady *SteadyAt `json:"steady,omitempty"`
 	job    *Job
-	clones []*collector // each instance's, or one for all (group_reporting)
+	clones []*collector // each instance's, or one for all beyond maxClones
 	Series []Second     `json:"-"` // written by WriteDir as CSV
 	// LatHist is the measured latency distribution in log-spaced bins
 	// (LatBinsPerDecade per decade), for charts.

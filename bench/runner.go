@@ -1460,7 +1460,10 @@ func newStream(t Target, jr *jobRun, inst int, laid map[string]laidOut, seed, ru
 	if st.align <= 0 {
 		st.align = j.minBS()
 	}
-	if !j.GroupReporting && j.NumJobs <= maxClones || inst == 0 {
+	if j.NumJobs <= maxClones || inst == 0 {
+		// Each instance records into a collector of its own, as each of
+		// fio's job threads keeps its own statistics; group_reporting
+		// merges them in the report.
 		jr.cols = append(jr.cols, newCollector(0))
 	}
 	st.col = jr.cols[len(jr.cols)-1]
@@ -1554,6 +1557,18 @@ func hashName(s string) uint64 {
 		h = (h ^ uint64(s[i])) * 1099511628211
 	}
 	return h
+}
+
+// sharesJobState reports whether the stream's bookkeeping touches state
+// of its job that other instances touch too (a collector shared beyond
+// maxClones, the steady-state check over all instances), which the job's
+// lock orders. Otherwise each instance keeps to its own, as fio's job
+// threads do: a lock taken per I/O by two instances, each on a thread of
+// its own, parks one of them whenever they meet, which for a goroutine
+// locked to its thread hands the thread's P to another thread and back.
+func (st *stream) sharesJobState() bool {
+	j := st.job
+	return j.NumJobs > 1 && (j.NumJobs > maxClones || j.SteadyState != nil)
 }
 
 // setBudget sets the bytes the stream issues given its files' bytes.
