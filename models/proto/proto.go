@@ -227,10 +227,10 @@ type session struct {
 	// the file's extent, where its sequential stream stands, the request
 	// read ahead, and the writes behind.
 	file         models.Request
-	seqEnd       int64 // end of the last data request of the stream; -1: none yet
-	aheadOff     int64
-	aheadLen     int64
-	aheadDone    time.Duration
+	seqEnd       int64                    // end of the last data request of the stream; -1: none yet
+	ahead        [smbAhead]aheadRead      // reads issued ahead of the reader: a ring
+	aheadHead    int                      // the oldest's index in ahead
+	aheadN       int                      // how many are in it
 	pipe         [smbBehind]time.Duration // completions of the last writes behind
 	pipeNext     int
 	pendingWrite time.Duration // when every write behind is done

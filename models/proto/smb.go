@@ -122,24 +122,28 @@ func (d *Device) smb(at time.Duration, r models.Request) (time.Duration, error) 
 // The Windows client caches a file opened for a copy (Explorer's copy
 // engine opens it buffered): the cache manager reads ahead of a sequential
 // reader and its lazy writer writes behind a sequential writer, so one
-// stream keeps more than one request on the wire while the application
-// waits for one at a time.
+// stream keeps several requests on the wire while the application waits
+// for one at a time. Since SMB 2.1 the server grants credits enough for
+// that, and "a typical Windows to Windows flow will show 10 1MB I/Os on
+// the wire at the same time" (winntfs.com, "Backup
+// performance and SMB 3 Multi Channel"); SMB 3 Multichannel spreads them
+// over its channels, which a single large copy fills only with about as
+// many requests in flight as it has links (four 1GbE links carried one
+// Explorer copy at 465-471 MB/s in docs/outside-checks.md's rows 14 and
+// 15, where two requests in flight gave 204).
 const (
-	// smbAhead is how far the client reads ahead of a sequential reader:
-	// one request of the reader's size (the cache manager's read-ahead of
-	// the next chunk when it detects sequential access; the copy engine
-	// double-buffers the same way).
-	smbAhead = 1
+	// smbAhead is how many requests of the reader's size the client reads
+	// ahead of a sequential reader.
+	smbAhead = 10
 	// smbBehind is the writes a sequential writer has in flight before it
-	// waits: two, the copy engine's double buffer (it fills one chunk while
-	// the other is on the wire).
-	smbBehind = 2
+	// waits.
+	smbBehind = 10
 )
 
 // smbStream serves the next request of a sequential stream in an open
-// file: a read is answered by the read-ahead when it covers it, and reads
-// ahead the next one; a write is issued at once and the writer goes on,
-// unless smbBehind writes are already in flight.
+// file: a read is answered by the read-ahead when it covers it, and the
+// client keeps smbAhead reads ahead of it; a write is issued at once and
+// the writer goes on, unless smbBehind writes are already in flight.
 func (d *Device) smbStream(at time.Duration, s *session, r models.Request) (time.Duration, error) {
 	s.seqEnd = r.End()
 	if r.Op == models.Write {
@@ -157,26 +161,43 @@ func (d *Device) smbStream(at time.Duration, s *session, r models.Request) (time
 	}
 	var done time.Duration
 	var err error
-	if s.aheadLen > 0 && s.aheadOff == r.Offset && s.aheadLen == r.Length {
-		done = max(at, s.aheadDone)
-	} else if done, err = d.smbData(at, s, r); err != nil {
-		return done, err
-	}
-	s.aheadLen = 0
-	if next := r.End(); smbAhead > 0 && next+r.Length <= s.file.End() {
-		ahead, err := d.smbData(at, s, models.Request{Op: models.Read, Offset: next, Length: r.Length, Flow: r.Flow})
-		if err == nil {
-			s.aheadOff, s.aheadLen, s.aheadDone = next, r.Length, ahead
+	if a := &s.ahead[s.aheadHead]; s.aheadN > 0 && a.off == r.Offset && a.n == r.Length {
+		done = max(at, a.done)
+		s.aheadHead, s.aheadN = (s.aheadHead+1)%smbAhead, s.aheadN-1
+	} else {
+		s.aheadN = 0
+		if done, err = d.smbData(at, s, r); err != nil {
+			return done, err
 		}
 	}
+	next := r.End()
+	if s.aheadN > 0 {
+		last := &s.ahead[(s.aheadHead+s.aheadN-1)%smbAhead]
+		next = last.off + last.n
+	}
+	for s.aheadN < smbAhead && next+r.Length <= s.file.End() {
+		t, err := d.smbData(at, s, models.Request{Op: models.Read, Offset: next, Length: r.Length, Flow: r.Flow})
+		if err != nil {
+			break
+		}
+		s.ahead[(s.aheadHead+s.aheadN)%smbAhead] = aheadRead{off: next, n: r.Length, done: t}
+		s.aheadN++
+		next += r.Length
+	}
 	return done, nil
+}
+
+// aheadRead is a read the client issued ahead of a sequential reader.
+type aheadRead struct {
+	off, n int64
+	done   time.Duration
 }
 
 // openFile starts the client's cache state of a file.
 func (s *session) openFile(r models.Request) {
 	s.inFile, s.written = true, false
 	s.file = r
-	s.seqEnd, s.aheadLen = -1, 0
+	s.seqEnd, s.aheadN = -1, 0
 }
 
 // smbData moves a read or write as SMB READ or WRITE requests.
@@ -258,7 +279,7 @@ func (d *Device) smbFileOp(at time.Duration, s *session, r models.Request, meta 
 		// (SET_INFO FileBasicInformation) before CLOSE.
 		written := s.written
 		s.inFile, s.written = false, false
-		s.aheadLen = 0
+		s.aheadN = 0
 		if written {
 			if t, err = meta(t, models.Stat, smbSetReq, smbSetResp); err != nil {
 				return t, err
