@@ -228,9 +228,8 @@ type session struct {
 	// read ahead, and the writes behind.
 	file         models.Request
 	seqEnd       int64                    // end of the last data request of the stream; -1: none yet
-	ahead        [smbAhead]aheadRead      // reads issued ahead of the reader: a ring
-	aheadHead    int                      // the oldest's index in ahead
-	aheadN       int                      // how many are in it
+	ahead        [smbAhead]aheadRead      // reads issued ahead of the reader, by offset
+	aheadN       int                      // how many are in ahead
 	pipe         [smbBehind]time.Duration // completions of the last writes behind
 	pipeNext     int
 	pendingWrite time.Duration // when every write behind is done
