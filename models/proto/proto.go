@@ -224,8 +224,8 @@ type session struct {
 	written bool // the open file was written
 
 	// SMB client cache on a file open between Create/Open and Close:
-	// the file's extent, where its sequential stream stands, the request
-	// read ahead, and the writes behind.
+	// the file's extent, where its sequential stream stands, the reads
+	// ahead, and the writes behind.
 	file         models.Request
 	seqEnd       int64                    // end of the last data request of the stream; -1: none yet
 	ahead        [smbAhead]aheadRead      // reads issued ahead of the reader, by offset

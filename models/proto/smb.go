@@ -107,8 +107,11 @@ func (d *Device) smb(at time.Duration, r models.Request) (time.Duration, error) 
 	}
 	switch r.Op {
 	case models.Read, models.Write:
-		if s.inFile && (r.Offset == s.seqEnd || s.seqEnd < 0 || s.aheadIndex(r) >= 0) && r.End() <= s.file.End() {
-			return d.smbStream(at, s, r)
+		if !s.inFile || r.End() > s.file.End() {
+			return d.smbData(at, s, r)
+		}
+		if i := s.aheadIndex(r); i >= 0 || r.Offset == s.seqEnd || s.seqEnd < 0 {
+			return d.smbStream(at, s, r, i)
 		}
 		return d.smbData(at, s, r)
 	case models.Flush:
@@ -148,10 +151,11 @@ const (
 )
 
 // smbStream serves the next request of a sequential stream in an open
-// file: a read is answered by the read-ahead when it covers it, and the
-// client keeps smbAhead reads ahead of it; a write is issued at once and
-// the writer goes on, unless smbBehind writes are already in flight.
-func (d *Device) smbStream(at time.Duration, s *session, r models.Request) (time.Duration, error) {
+// file: a read is answered by the read-ahead when it covers it (s.ahead[i];
+// i is -1 when none does), and the client keeps smbAhead reads ahead of
+// it; a write is issued at once and the writer goes on, unless smbBehind
+// writes are already in flight.
+func (d *Device) smbStream(at time.Duration, s *session, r models.Request, i int) (time.Duration, error) {
 	s.seqEnd = r.End()
 	if r.Op == models.Write {
 		s.written = true
@@ -168,7 +172,7 @@ func (d *Device) smbStream(at time.Duration, s *session, r models.Request) (time
 	}
 	var done time.Duration
 	var err error
-	if i := s.aheadIndex(r); i >= 0 {
+	if i >= 0 {
 		// Read ahead already. A reader with several reads in flight (an
 		// emulator's real client) may ask for them out of order.
 		done = max(at, s.ahead[i].done)
