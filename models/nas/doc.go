@@ -66,7 +66,9 @@
 // others. Writeback
 // walks the dirty pages in address order (a sorted snapshot per pass, as
 // Linux writes an inode's pages in index order) and merges contiguous
-// pages into I/Os of up to WritebackMax. Checksums and encryption are
+// pages into I/Os of up to WritebackMax, ended on the stripe boundaries of
+// a striped array (writebackPages), so that a sequential run reaches a
+// parity array in whole stripes. Checksums and encryption are
 // computed at writeback. Background work is lazy: when a request arrives,
 // the writeback that could have started since the last one is issued at
 // the times it would have started, so it fills idle gaps and competes with

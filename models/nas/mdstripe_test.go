@@ -61,3 +61,36 @@ func TestMDStripeThread(t *testing.T) {
 		t.Errorf("md RAID 10 4K random writes: %.0f IOPS, want no stripe thread (%.0f)", got, ceiling)
 	}
 }
+
+// A sequential stream of buffered writes reaches a parity array as
+// full-stripe writes: writeback cuts its I/Os on the array's stripe
+// boundaries (writebackPages), as Linux's plugged writeback reaches md.
+// Cut at 1 MiB, which 3 data chunks of 64 KiB do not divide, nearly every
+// writeback I/O would end in a read-modify-write.
+func TestWritebackFullStripes(t *testing.T) {
+	a := parityArray(t, raid.RAID5)
+	c, err := New(Config{CPU: CPU{Cores: 4}, RAM: models.Bytes(512 * models.MiB), RAIDStack: RAIDStackMD}, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size = 256 * models.MiB
+	var at time.Duration
+	for off := int64(0); off < size; off += models.MiB {
+		if at, err = c.Submit(at, models.Request{Op: models.Write, Offset: off, Length: models.MiB}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Submit(at, models.Request{Op: models.Flush}); err != nil {
+		t.Fatal(err)
+	}
+	written, _ := models.Sum(a, "member_bytes_written")
+	read, _ := models.Sum(a, "member_bytes_read")
+	// 256 MiB of data and a third of it in parity; at most the stream's
+	// last, partial stripe is read first (two chunks).
+	if want := float64(size) * 4 / 3; written < want || written > want+float64(a.StripeBytes()) {
+		t.Errorf("members wrote %.0f bytes, want %.0f: a parity chunk per stripe", written, want)
+	}
+	if read > float64(2*64*models.KiB) {
+		t.Errorf("members read %.0f bytes for a sequential stream of writes: partial stripes", read)
+	}
+}

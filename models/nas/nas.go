@@ -28,8 +28,11 @@ type Controller struct {
 	md      timeline.Timeline
 	mdPage  time.Duration
 	mdSeen  int64
-	pc      *pageCache
-	ps      int64 // page size
+	// stripe is the data of one full stripe of striped storage
+	// (Striper), 0 otherwise: writeback ends its I/Os on its boundaries.
+	stripe int64
+	pc     *pageCache
+	ps     int64 // page size
 
 	dirtyLimit, dirtyBackground int64 // pages
 	th                          throttle
@@ -93,8 +96,12 @@ type StripeHandler interface {
 func New(cfg Config, storage models.Device) (*Controller, error) {
 	mdReadAhead := cfg.ReadAhead == 0
 	cfg = cfg.WithDefaults()
-	if s, ok := storage.(Striper); ok && mdReadAhead {
-		cfg.ReadAhead = max(cfg.ReadAhead, models.Bytes(2*s.StripeBytes()))
+	var stripe int64
+	if s, ok := storage.(Striper); ok {
+		stripe = s.StripeBytes()
+		if mdReadAhead {
+			cfg.ReadAhead = max(cfg.ReadAhead, models.Bytes(2*stripe))
+		}
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -102,7 +109,7 @@ func New(cfg Config, storage models.Device) (*Controller, error) {
 	if storage == nil {
 		return nil, fmt.Errorf("%w: nas: no storage", models.ErrConfig)
 	}
-	c := &Controller{cfg: cfg, storage: storage, cap: storage.Capacity(), ps: int64(cfg.PageSize)}
+	c := &Controller{cfg: cfg, storage: storage, cap: storage.Capacity(), ps: int64(cfg.PageSize), stripe: stripe}
 	if c.cap < 64*c.ps {
 		return nil, fmt.Errorf("%w: nas: storage of %d bytes is too small", models.ErrConfig, c.cap)
 	}

@@ -83,7 +83,7 @@ func (c *Controller) writeback(t time.Duration, s int32) (time.Duration, error) 
 	start := max(t, c.pc.ready[s])
 	c.pc.clean(s)
 	n := int64(1)
-	maxPages := int64(c.cfg.WritebackMax) / c.ps
+	maxPages := c.writebackPages(first * c.ps)
 	for n < maxPages {
 		q := c.pc.lookup(first + n)
 		if q < 0 || !c.pc.isDirty(q) {
@@ -105,4 +105,31 @@ func (c *Controller) writeback(t time.Duration, s int32) (time.Duration, error) 
 		c.writingBack(done, n)
 	}
 	return done, err
+}
+
+// writebackPages returns the most pages one writeback I/O from off may
+// take: WritebackMax, cut back to end on a stripe boundary of striped
+// storage (or stretched to the next one when a stripe is larger).
+//
+// Linux's writeback submits a run of contiguous dirty pages under one
+// block plug, and md's RAID 5/6 handles the stripes of those bios together
+// once the plug is released: every stripe the run covers whole is a
+// full-stripe write, and only its two ends can need the reads of a partial
+// stripe (drivers/md/raid5.c: raid5_make_request adds each bio's pages to
+// their stripe heads, raid5_unplug releases them together, and a stripe
+// that would need reads first is delayed while full-stripe writes are
+// pending, preread_bypass_threshold). The model sends a run as I/Os of up
+// to WritebackMax; cut anywhere else, each would end in a partial stripe
+// that a real array never sees, and a parity array of disks would pay a
+// read-modify-write for every one.
+func (c *Controller) writebackPages(off int64) int64 {
+	max := int64(c.cfg.WritebackMax)
+	if c.stripe > 0 {
+		next := (off/c.stripe + 1) * c.stripe // the first boundary after off
+		if end := (off + max) / c.stripe * c.stripe; end > off {
+			next = end
+		}
+		max = next - off
+	}
+	return (max + c.ps - 1) / c.ps
 }

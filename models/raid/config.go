@@ -108,8 +108,9 @@ type Config struct {
 	// chunks of a row but not the whole row are held until other writes
 	// complete the row, which then goes as one full-stripe write (no
 	// reads); writes that cover part of a chunk still pay their reads
-	// (gather.go). Linux md has no such layer for synchronous writes; off
-	// by default.
+	// (gather.go). Linux md has no such layer for synchronous writes (a
+	// NAS's writeback reaches it in whole stripes instead: package nas,
+	// writebackPages); off by default.
 	Coalesce bool `yaml:"coalesce"`
 
 	// Name names the array in error messages ("volume1"). Default: the
