@@ -100,6 +100,18 @@ func checkLUNPowerLoss(t *testing.T, addr, iqn, sock string) {
 		t.Errorf("iscsi-readcapacity16 saw a unit attention before the power loss:\n%s", out)
 	}
 
+	// libiscsi's tools close their connection without logging out: wait
+	// until the target has seen theirs go, so that the power loss drops
+	// exactly the two sessions of this test.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		out, _ := ctlRun(t, sock, "status")
+		if strings.Contains(out, " 2 sessions,") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ctl status: want the test's 2 sessions only:\n%s", out)
+		}
+	}
 	out, code := ctlRun(t, sock, "power-loss")
 	if code != 0 || !strings.Contains(out, "power lost: 64 KiB of unsynced writes undone, 2 iSCSI sessions dropped") {
 		t.Fatalf("ctl power-loss: exit %d\n%s", code, out)
