@@ -118,13 +118,14 @@ func (f *FS) remove(ino uint64) {
 // array serves them in parallel; data moves the bytes between the client
 // and the backing file while the modelled time runs, so that the backing
 // file's own time is hidden inside the model's (unless it is longer); the
-// call returns when the model says the last part completes.
-func (f *FS) chargeIO(op models.Op, ext []extent.Extent, data func() error) syscall.Errno {
+// call returns when the model says the last part completes. direct marks a
+// client's unbuffered request (models.Request.Direct).
+func (f *FS) chargeIO(op models.Op, ext []extent.Extent, direct bool, data func() error) syscall.Errno {
 	var buf [4]models.Request
 	rs := buf[:0]
 	for _, e := range ext {
 		if e.Physical >= 0 {
-			rs = append(rs, models.Request{Op: op, Offset: e.Physical, Length: e.Length})
+			rs = append(rs, models.Request{Op: op, Offset: e.Physical, Length: e.Length, Direct: direct})
 		}
 	}
 	return toErrno(f.vol.Access(rs, data))

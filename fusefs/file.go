@@ -20,6 +20,10 @@ type file struct {
 	ino   uint64 // the backing inode: the allocator's key
 	inode *fs.Inode
 	probe bool // a probe file's (see FS.SetProbeWait)
+	// direct is set when the client opened the file O_DIRECT: its reads
+	// and writes bypass the client's cache in the model too
+	// (models.Request.Direct).
+	direct bool
 }
 
 // handle is what an open file and an open directory of the share have in
@@ -45,9 +49,10 @@ var (
 	_ fs.FileAllocater = (*file)(nil)
 )
 
-// newFile wraps an open loopback file, opened in boot (see reboot).
-func (f *FS) newFile(lf *fs.LoopbackFile, ino uint64, inode *fs.Inode, boot uint64) *file {
-	h := &file{handle: handle{lf: lf, fs: f, boot: boot}, fd: -1, ino: ino, inode: inode}
+// newFile wraps an open loopback file, opened in boot (see reboot) with
+// the client's open flags.
+func (f *FS) newFile(lf *fs.LoopbackFile, ino uint64, inode *fs.Inode, boot uint64, flags uint32) *file {
+	h := &file{handle: handle{lf: lf, fs: f, boot: boot}, fd: -1, ino: ino, inode: inode, direct: flags&syscall.O_DIRECT != 0}
 	// The descriptor stays valid until Release closes the loopback file.
 	h.fd, _ = lf.PassthroughFd()
 	f.reboot.opened(h)
@@ -82,7 +87,7 @@ func (h *file) Read(ctx context.Context, buf []byte, off int64) (res fuse.ReadRe
 	n := 0
 	var pair *splice.Pair
 	if errno == 0 {
-		errno = h.fs.chargeIO(models.Read, pieces, func() (err error) {
+		errno = h.fs.chargeIO(models.Read, pieces, h.direct, func() (err error) {
 			if h.fs.spliceReads && spliceFits(len(buf)) {
 				if pair, n = loadPipe(h.fd, len(buf), off); pair != nil {
 					return nil
@@ -137,7 +142,7 @@ func (h *file) Write(ctx context.Context, data []byte, off int64) (written uint3
 	}
 	data = data[:n]
 	k := 0
-	errno = h.fs.chargeIO(models.Write, pieces, func() error {
+	errno = h.fs.chargeIO(models.Write, pieces, h.direct, func() error {
 		// A power loss comes before the write (which then fails) or
 		// after its bytes and their undo record (see reboot).
 		h.fs.reboot.mu.RLock()

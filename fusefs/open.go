@@ -52,7 +52,7 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 		if flags&syscall.O_TRUNC != 0 {
 			n.fs.truncate(ino, 0)
 		}
-		h := n.fs.newFile(lfh.(*fs.LoopbackFile), ino, inode, boot)
+		h := n.fs.newFile(lfh.(*fs.LoopbackFile), ino, inode, boot, flags)
 		return inode, h, n.fs.frontOpenFlags(flags), 0
 	}
 	n.fs.lockJournal()
@@ -74,7 +74,7 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 		return nil, nil, 0, errno
 	}
 	ino := out.Attr.Ino // the backing inode number, before go-fuse renumbers it
-	h := n.fs.newFile(lfh.(*fs.LoopbackFile), ino, inode, boot)
+	h := n.fs.newFile(lfh.(*fs.LoopbackFile), ino, inode, boot, flags)
 	return inode, h, n.fs.frontOpenFlags(flags), 0
 }
 
@@ -130,7 +130,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 	if flags&syscall.O_TRUNC != 0 && !trunc {
 		n.fs.truncate(out.Ino, 0)
 	}
-	h := n.fs.newFile(lf, out.Ino, n.EmbeddedInode(), boot)
+	h := n.fs.newFile(lf, out.Ino, n.EmbeddedInode(), boot, flags)
 	fuseFlags = n.fs.frontOpenFlags(flags)
 	if n.fs.front == FrontSMB && n.isProbe() {
 		// Every read of it reaches the share, to be timed.

@@ -49,7 +49,7 @@ func TestSplicedReads(t *testing.T) {
 	if err := syscall.Fstat(fd, &st); err != nil {
 		t.Fatal(err)
 	}
-	h := s.fs.newFile(fs.NewLoopbackFile(fd).(*fs.LoopbackFile), st.Ino, nil, s.fs.reboot.boot.Load())
+	h := s.fs.newFile(fs.NewLoopbackFile(fd).(*fs.LoopbackFile), st.Ino, nil, s.fs.reboot.boot.Load(), 0)
 	defer h.Release(context.Background())
 	read := func(off int64, n int) fuse.ReadResult {
 		t.Helper()

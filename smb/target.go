@@ -65,9 +65,10 @@ func FactoryWith(src PasswordSource) bench.Factory {
 // what spreads them over smbd's per-connection processes, as several
 // clients (or SMB multichannel) would.
 //
-// Direct I/O: go-smb2 keeps no client cache, so every read and write
-// reaches the server (what direct=1 asks of the client); the server's own
-// cache is the server's business, as it is for a Windows client.
+// Direct I/O: go-smb2 keeps no client cache, so with direct=1 every read
+// and write reaches the server when the job issues it; the server's own
+// cache is the server's business, as it is for a Windows client. A file
+// opened buffered is cached as the Windows client caches it (cachedFile).
 type Target struct {
 	cfg   Config
 	clock *bench.WallClock
@@ -464,7 +465,23 @@ func (t *Target) Open(at time.Duration, name string, size int64, flags bench.Ope
 		t.release(s)
 		return nil, t.clock.Now(), t.classify("open "+p, err)
 	}
-	return &file{t: t, s: s, f: f, path: p}, t.clock.Now(), nil
+	bf := &file{t: t, s: s, f: f, path: p}
+	if flags.Direct {
+		return bf, t.clock.Now(), nil
+	}
+	// Buffered: cached as the Windows client caches it; a file it creates
+	// gets its size first, as Explorer's copy engine sets the end of file
+	// to the source's size before it writes (proto's Create).
+	if flags.Create && size > 0 {
+		s.conn.begin()
+		err := f.Truncate(size)
+		s.conn.end()
+		if err != nil {
+			bf.Close(0)
+			return nil, t.clock.Now(), t.classify("set the size of "+p, err)
+		}
+	}
+	return newCachedFile(bf, size), t.clock.Now(), nil
 }
 
 // Remove implements bench.Target.

@@ -22,6 +22,7 @@ import (
 	"github.com/nasemu/nasemu/iscsi"
 	"github.com/nasemu/nasemu/iscsi/scsi"
 	"github.com/nasemu/nasemu/models"
+	"github.com/nasemu/nasemu/models/proto"
 	"github.com/nasemu/nasemu/serve"
 	"github.com/nasemu/nasemu/smb"
 )
@@ -172,8 +173,13 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 	sweepStateDirs("nas", stderr)
 	// The client is real and pays its own per-file work: the model's
 	// client-side cost of a file operation (Explorer's copy engine and
-	// redirector, proto.Config.ClientOp) is not charged again.
+	// redirector, proto.Config.ClientOp) is not charged again, and it
+	// reads ahead and writes behind with its own cache
+	// (proto.Config.ClientCache).
 	s.Protocol.ClientOp = -1
+	if s.Protocol.Protocol == proto.SMB2 || s.Protocol.Protocol == proto.SMB3 {
+		s.Protocol.ClientCache = new(bool)
+	}
 	model, err := s.Build(*seed)
 	if err != nil {
 		return usageError{err}

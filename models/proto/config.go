@@ -85,6 +85,13 @@ type Config struct {
 	// class default no, a buffered copy (validate.Calibrations).
 	UnbufferedCopy *bool `yaml:"unbuffered_copy"`
 
+	// ClientCache makes the model play the SMB client's cache for files
+	// opened buffered: reads ahead of a sequential reader and writes behind
+	// a sequential writer (see smbStream). Default yes. An emulated share
+	// (nasemu nas) turns it off: its clients are real and cache for
+	// themselves (bench's smb:// target as the Windows client does).
+	ClientCache *bool `yaml:"client_cache"`
+
 	// ClientOp is the time the client host spends on each file operation
 	// (create, open, close, remove, stat) outside the wire: the
 	// application's copy engine, the I/O manager, filesystem or redirector
@@ -213,6 +220,9 @@ func (c Config) Defaults() Config {
 	if c.ClientOp == 0 {
 		c.ClientOp = DefaultClientOp
 	}
+	if c.ClientCache == nil && (c.Protocol == SMB2 || c.Protocol == SMB3) {
+		c.ClientCache = boolp(true)
+	}
 	switch c.Protocol {
 	case SMB2:
 		setBytes(&c.MaxIO, 64<<10) // MS-SMB2: SMB 2.0.2 caps reads and writes at 64 KiB
@@ -304,7 +314,7 @@ func (c Config) Validate() error {
 	}
 	if c.Protocol == Local {
 		if c.MaxIO != 0 || c.Credits != 0 || c.Signing != "" || c.Encryption != "" || c.QueueDepth != 0 ||
-			c.FirstBurst != 0 || c.MaxBurst != 0 || c.ImmediateData != nil || c.InitialR2T != nil || c.UnbufferedCopy != nil ||
+			c.FirstBurst != 0 || c.MaxBurst != 0 || c.ImmediateData != nil || c.InitialR2T != nil || c.UnbufferedCopy != nil || c.ClientCache != nil ||
 			c.ServerRequest != 0 || c.ServerFileOp != 0 || c.ServerWrite != 0 || c.ServerMiss != 0 {
 			return bad("protocol local has no protocol settings (max_io, credits, signing, encryption, server costs, iSCSI keys)")
 		}
@@ -350,6 +360,9 @@ func (c Config) Validate() error {
 		return nil
 	}
 	// iSCSI.
+	if c.ClientCache != nil {
+		return bad("protocol iscsi: client_cache is an SMB setting (an iSCSI client's cache is its filesystem's: unbuffered_copy)")
+	}
 	if c.Credits != 0 || (c.Signing != "" && c.Signing != None) || (c.Encryption != "" && c.Encryption != None) || c.ServerFileOp != 0 {
 		return bad("protocol iscsi: credits, signing, encryption and server_file_op are SMB settings (iSCSI protects data with digests and IPsec, and has no file operations)")
 	}

@@ -339,31 +339,49 @@ func TestISCSIBufferedCopyDoesNotWait(t *testing.T) {
 	}
 }
 
-// A single Explorer download over SMB 3 Multichannel fills every channel:
-// the client keeps smbAhead reads ahead of it, so a 1 GiB copy, read by
-// the application one 1 MiB chunk at a time, runs at about four links'
-// payload over four 1GbE links (review rows of docs/outside-checks.md:
-// 465 MB/s), not two links' (204 MB/s with one read ahead). Uploads keep
-// two writes behind (see smbBehind).
+// A single Explorer copy over SMB 3 Multichannel fills every channel both
+// ways: the client keeps SMBReadAhead reads ahead of the reader and
+// SMBWriteBehind writes behind the writer, so a 1 GiB copy, moved by the
+// application one 1 MiB chunk at a time, runs at about four links'
+// payload over four 1GbE links (docs/outside-checks.md's rows 14 and 15:
+// 471 and 465 MB/s), not two links' (204 MB/s with one read ahead or two
+// writes behind). A file opened unbuffered (Request.Direct), or a model
+// whose client caches for itself (ClientCache off), moves one chunk at a
+// time.
 func TestCopyFillsMultichannel(t *testing.T) {
-	d := newStack(t, Config{Protocol: SMB3}, link.Config{Kind: "1gbe", Count: 4, Mode: link.SMBMultichannel}, fastNAS(t))
-	var now time.Duration
-	var err error
-	submit := func(r models.Request) {
-		if now, err = d.Submit(now, r); err != nil {
-			t.Fatal(err)
+	off := false
+	copyOnce := func(cfg Config, op models.Op, direct bool) float64 {
+		d := newStack(t, cfg, link.Config{Kind: "1gbe", Count: 4, Mode: link.SMBMultichannel}, fastNAS(t))
+		var now time.Duration
+		var err error
+		submit := func(r models.Request) {
+			if now, err = d.Submit(now, r); err != nil {
+				t.Fatal(err)
+			}
 		}
+		const size, chunk = 1 << 30, 1 << 20
+		open := models.Open
+		if op == models.Write {
+			open = models.Create
+		}
+		submit(models.Request{Op: open, Length: size})
+		for off := int64(0); off < size; off += chunk {
+			submit(models.Request{Op: op, Offset: off, Length: chunk, Direct: direct})
+		}
+		submit(models.Request{Op: models.Close})
+		return mbps(size, now)
 	}
-	const size, chunk = 1 << 30, 1 << 20
-	submit(models.Request{Op: models.Open, Length: size})
-	for off := int64(0); off < size; off += chunk {
-		submit(models.Request{Op: models.Read, Offset: off, Length: chunk})
-	}
-	submit(models.Request{Op: models.Close})
-	got := mbps(size, now)
-	t.Logf("download: %.1f MB/s", got)
-	if got < 400 || got > 4*118 {
-		t.Errorf("one download over four 1GbE channels: %.1f MB/s, want about four links' 470", got)
+	for _, op := range []models.Op{models.Read, models.Write} {
+		got := copyOnce(Config{Protocol: SMB3}, op, false)
+		one := copyOnce(Config{Protocol: SMB3}, op, true)
+		own := copyOnce(Config{Protocol: SMB3, ClientCache: &off}, op, false)
+		t.Logf("%v: buffered %.1f MB/s, unbuffered %.1f, client caching for itself %.1f", op, got, one, own)
+		if got < 400 || got > 4*118 {
+			t.Errorf("one buffered %v copy over four 1GbE channels: %.1f MB/s, want about four links' 470", op, got)
+		}
+		if one > 118 || own > 118 {
+			t.Errorf("%v one chunk at a time: unbuffered %.1f MB/s, ClientCache off %.1f: want one link's at most", op, one, own)
+		}
 	}
 }
 

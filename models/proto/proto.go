@@ -227,10 +227,10 @@ type session struct {
 	// the file's extent, where its sequential stream stands, the reads
 	// ahead, and the writes behind.
 	file         models.Request
-	seqEnd       int64                    // end of the last data request of the stream; -1: none yet
-	ahead        [smbAhead]aheadRead      // reads issued ahead of the reader, by offset
-	aheadN       int                      // how many are in ahead
-	pipe         [smbBehind]time.Duration // completions of the last writes behind
+	seqEnd       int64                         // end of the last data request of the stream; -1: none yet
+	ahead        [SMBReadAhead]aheadRead       // reads issued ahead of the reader, by offset
+	aheadN       int                           // how many are in ahead
+	pipe         [SMBWriteBehind]time.Duration // completions of the last writes behind
 	pipeNext     int
 	pendingWrite time.Duration // when every write behind is done
 

@@ -107,7 +107,7 @@ func (d *Device) smb(at time.Duration, r models.Request) (time.Duration, error) 
 	}
 	switch r.Op {
 	case models.Read, models.Write:
-		if !s.inFile || r.End() > s.file.End() {
+		if !s.inFile || r.End() > s.file.End() || r.Direct || !*d.cfg.ClientCache {
 			return d.smbData(at, s, r)
 		}
 		if i := s.aheadIndex(r); i >= 0 || r.Offset == s.seqEnd || s.seqEnd < 0 {
@@ -122,44 +122,39 @@ func (d *Device) smb(at time.Duration, r models.Request) (time.Duration, error) 
 	return d.smbFileOp(at, s, r, meta)
 }
 
-// The Windows client caches a file opened for a copy (Explorer's copy
-// engine opens it buffered): the cache manager reads ahead of a sequential
-// reader and its lazy writer writes behind a sequential writer, so one
-// stream keeps several requests on the wire while the application waits
-// for one at a time. Since SMB 2.1 the server grants credits enough for
-// that, and "a typical Windows to Windows flow will show 10 1MB I/Os on
+// The Windows client caches a file opened buffered (Explorer's copy
+// engine opens its files so): the cache manager reads ahead of a
+// sequential reader and its lazy writer writes behind a sequential writer,
+// so one stream keeps several requests on the wire while the application
+// waits for one at a time. Since SMB 2.1 the server grants credits enough
+// for that, and "a typical Windows to Windows flow will show 10 1MB I/Os on
 // the wire at the same time" (winntfs.com, "Backup performance and SMB 3
 // Multi Channel"); SMB 3 Multichannel spreads them over its channels,
 // which a single large copy fills only with about as many requests in
 // flight as it has links (four 1GbE links carried one Explorer copy at
-// 465-471 MB/s in docs/outside-checks.md's rows 14 and 15).
+// 465-471 MB/s both ways in docs/outside-checks.md's rows 14 and 15).
+// A file opened unbuffered (FILE_FLAG_NO_BUFFERING: CrystalDiskMark,
+// DiskSpd, fio's direct=1; Request.Direct) bypasses the cache: each of
+// its requests goes to the wire when the application issues it.
 const (
-	// smbAhead is how many requests of the reader's size the client reads
-	// ahead of a sequential reader.
-	smbAhead = 10
-	// smbBehind is the writes a sequential writer has in flight before it
-	// waits: two, the copy engine's double buffer (it fills one chunk while
-	// the other is on the wire). Explorer keeps more (row 14's upload ran
-	// at 471 MB/s over four links, where two give 204), but the model
-	// applies the client's cache to unbuffered writers too, so that sim:
-	// and an emulated share, which cannot tell them apart, agree: with ten
-	// behind, CrystalDiskMark's 5 s of unbuffered 1 MiB writes over 1GbE
-	// would count 10 MiB absorbed at its start, 143 MB/s where the link
-	// carries 117. Telling buffered from unbuffered writers is what a
-	// deeper write-behind needs first.
-	smbBehind = 2
+	// SMBReadAhead is how many requests of the reader's size the client
+	// reads ahead of a sequential reader.
+	SMBReadAhead = 10
+	// SMBWriteBehind is how many writes of a sequential writer the client
+	// has in flight before the writer waits.
+	SMBWriteBehind = 10
 )
 
 // smbStream serves the next request of a sequential stream in an open
 // file: a read is answered by the read-ahead when it covers it (s.ahead[i];
-// i is -1 when none does), and the client keeps smbAhead reads ahead of
-// it; a write is issued at once and the writer goes on, unless smbBehind
-// writes are already in flight.
+// i is -1 when none does), and the client keeps SMBReadAhead reads ahead
+// of it; a write is issued at once and the writer goes on, unless
+// SMBWriteBehind writes are already in flight.
 func (d *Device) smbStream(at time.Duration, s *session, r models.Request, i int) (time.Duration, error) {
 	s.seqEnd = r.End()
 	if r.Op == models.Write {
 		s.written = true
-		k := s.pipeNext % smbBehind
+		k := s.pipeNext % SMBWriteBehind
 		t := max(at, s.pipe[k])
 		done, err := d.smbData(t, s, r)
 		if err != nil {
@@ -189,7 +184,7 @@ func (d *Device) smbStream(at time.Duration, s *session, r models.Request, i int
 		last := &s.ahead[s.aheadN-1]
 		next = max(next, last.off+last.n)
 	}
-	for s.aheadN < smbAhead && next+r.Length <= s.file.End() {
+	for s.aheadN < SMBReadAhead && next+r.Length <= s.file.End() {
 		t, err := d.smbData(at, s, models.Request{Op: models.Read, Offset: next, Length: r.Length, Flow: r.Flow})
 		if err != nil {
 			break
