@@ -39,8 +39,9 @@ type cachedFile struct {
 	seqEnd int64 // end of the stream's last request; -1 before the first
 	ahead  []*aheadRead
 	behind [proto.SMBWriteBehind]*behindWrite
-	next   int   // the slot of behind the next write behind takes
-	err    error // the first failure of a write behind
+	next   int      // the slot of behind the next write behind takes
+	err    error    // the first failure of a write behind
+	free   [][]byte // buffers of reads ahead that were read, for the next
 	wg     sync.WaitGroup
 }
 
@@ -120,6 +121,11 @@ func (c *cachedFile) read(at time.Duration, off, n int64, buf []byte) (time.Dura
 		return c.t.clock.Now(), hit.err
 	}
 	copy(buf, hit.buf)
+	c.mu.Lock()
+	if len(c.free) < proto.SMBReadAhead {
+		c.free = append(c.free, hit.buf)
+	}
+	c.mu.Unlock()
 	return c.t.clock.Now(), nil
 }
 
@@ -131,7 +137,13 @@ func (c *cachedFile) readAhead(from, n int64) {
 		next = max(next, c.ahead[k-1].off+c.ahead[k-1].n)
 	}
 	for len(c.ahead) < proto.SMBReadAhead && next+n <= c.size {
-		a := &aheadRead{off: next, n: n, buf: make([]byte, n), done: make(chan struct{})}
+		var b []byte
+		if k := len(c.free); k > 0 && int64(cap(c.free[k-1])) >= n {
+			b, c.free = c.free[k-1][:n], c.free[:k-1]
+		} else {
+			b = make([]byte, n)
+		}
+		a := &aheadRead{off: next, n: n, buf: b, done: make(chan struct{})}
 		c.ahead = append(c.ahead, a)
 		c.wg.Add(1)
 		go func() {
