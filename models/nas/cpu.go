@@ -22,8 +22,8 @@ var _ Computer = (*Controller)(nil)
 // cpu is the controller's cores, each a timeline, and the crypto engine
 // when there is one. Timelines fill idle gaps, so work reserved for a
 // future time (a read's decryption when its data arrives) does not block
-// work that fits before it: without that, one core with reads in flight to
-// four spindles would serialise them.
+// work that arrives before it: without that, one core with reads in flight
+// to four spindles would serialise them.
 type cpu struct {
 	cores      []timeline.Timeline
 	busy       time.Duration // core time charged, all cores
@@ -31,15 +31,25 @@ type cpu struct {
 	engineBusy time.Duration
 }
 
-// run reserves cost on the core that can start it first and returns when
-// it completes. Among cores that can start at the same time it takes the
-// one the work fits most snugly (least idle time left in front of it), so
-// that short tasks do not scatter idle gaps over every core; among equals
-// the lowest numbered (timeline.Snuggest).
+// run reserves cost on the core that can start it whole first and returns
+// when it completes. Among cores that can start at the same time it takes
+// the one the work fits most snugly (least idle time left in front of it),
+// so that short tasks do not scatter idle gaps over every core; among
+// equals the lowest numbered (timeline.Snuggest).
+//
+// On that core the work fills every idle stretch from at until it is done
+// (ReserveSplit), yielding to work booked before it: a kernel runs
+// whatever is runnable, and a thread is preempted by the interrupt and the
+// thread a completion wakes. Booked whole, a piece that did not fit the gap
+// before work reserved for a later time (the previous request's work when
+// its I/O completes) waited behind it while the core idled: one core
+// served requests that need C of it, more of it before their I/O than the
+// device takes, one at a time, at 1/(C + device) instead of 1/C, whatever
+// the queue depth (TestCoreIsWorkConserving). Split, the work ends no
+// later than whole on the same core.
 func (c *cpu) run(at, cost time.Duration) time.Duration {
 	c.busy += cost
-	_, end := c.cores[timeline.Snuggest(c.cores, at, cost)].Reserve(at, cost)
-	return end
+	return c.cores[timeline.Snuggest(c.cores, at, cost)].ReserveSplit(at, cost)
 }
 
 // onEngine reserves the crypto engine for d from t.

@@ -97,11 +97,11 @@ func (d *Device) iscsiCommand(t time.Duration, s *session, flow int, nasReq mode
 		// or its buffered read's filling of missing pages) and the
 		// transmit thread's (each R2T, the Data-In or Response PDU). On
 		// the one core the two threads share, they add up per command
-		// wherever they are booked; booked at the times they run (an R2T
-		// before its data, the response after the backend), in the future
-		// of commands the client issues after this one, they fragment the
-		// calendars (bounded at timeline.Window intervals) and idle a
-		// one-core NAS ~10 % of the time.
+		// wherever they are booked, so they are booked together. (Booked
+		// at the times they run, an R2T before its data and the response
+		// after the backend, they once fragmented the calendars and idled
+		// a one-core NAS ~10 % of the time; that was the cores booking
+		// each piece of work whole, which they no longer do: nas.cpu.run.)
 		cost := 2*d.iscsiSide() + time.Duration(r2ts+pdus)*d.iscsiPDU()
 		if nasReq.Op == models.Write {
 			cost += max(d.cfg.ServerWrite, 0)

@@ -9,8 +9,12 @@
 // using the idle time before it, and the resource would sit idle while work
 // waits. A Timeline instead keeps the reserved intervals and places each
 // new reservation in the earliest gap at or after its arrival that is long
-// enough: work-conserving, first come first served among requests that
-// arrive in time order, and exactly a busy-until when they do.
+// enough: first come first served among requests that arrive in time
+// order, and exactly a busy-until when they do. A gap too short for the
+// work stays idle while the work waits behind the reservation after it;
+// work that can be split (a message's frames, a CPU core's time slices)
+// goes in with ReserveSplit, which fills every idle stretch from its
+// arrival and so is work-conserving.
 //
 // The calendar keeps at most Window intervals; adjacent reservations merge,
 // so a resource used in time order holds one interval. When the window is
