@@ -97,7 +97,7 @@ func Calibrations() []Calibration {
 			Default: "a buffered copy: the client's cache takes the data and its writes go on behind the copy " +
 				"(Explorer's documentation does not say when it copies unbuffered)",
 			Off: func(s *setup.Setup) {
-				if s.Protocol.Protocol == proto.ISCSI {
+				if s.Protocol.Protocol == proto.ISCSI && s.Protocol.Client != proto.ClientBlock {
 					s.Protocol.UnbufferedCopy = new(bool)
 				}
 			},

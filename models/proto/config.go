@@ -12,7 +12,13 @@ const (
 	Local = "local" // no protocol: requests go to the NAS device directly
 	SMB2  = "smb2"  // SMB 2.0.2 (Windows Vista / Server 2008)
 	SMB3  = "smb3"  // SMB 3.x (Windows 8 / Server 2012 and later, Samba 4)
-	ISCSI = "iscsi" // iSCSI (RFC 7143) with the client's own filesystem on the LUN
+	ISCSI = "iscsi" // iSCSI (RFC 7143): a client's filesystem or a job on the raw LUN
+)
+
+// iSCSI clients: what the initiator's host runs on the LUN (Config.Client).
+const (
+	ClientNTFS  = "ntfs"  // a Windows client's NTFS volume on the LUN (the default)
+	ClientBlock = "block" // a job on the LUN's raw block device (fio on /dev/sdX)
 )
 
 // Signing algorithms (SMB) and encryption ciphers (SMB 3).
@@ -84,6 +90,20 @@ type Config struct {
 	// s003-iscsi-1g-copy1x2gb-*-up and s003-iscsi-1g-copy1000x2mb-*-up;
 	// class default no, a buffered copy (validate.Calibrations).
 	UnbufferedCopy *bool `yaml:"unbuffered_copy"`
+	// Client is what the iSCSI initiator's host runs on the LUN. ntfs
+	// (the default; empty means it) is a Windows client with an NTFS
+	// volume on the LUN, as review 003's was: a job's file lives in the
+	// client's filesystem, whose metadata its lazy writer writes back,
+	// and writes to an open file go on behind the writer (writeBehind).
+	// block is a job on the LUN's raw block device, as fio on a Linux
+	// initiator's /dev/sdX: no client filesystem (opening, closing,
+	// creating or removing a file costs nothing, on the wire or in the
+	// client: ClientOp defaults to none), and every read and write goes
+	// to the target as SCSI commands when it is issued (split at MaxIO)
+	// and completes when they do. A buffered job on a block device is
+	// modelled as a direct one: the Linux page cache's read-ahead and
+	// writeback of a block device are not modelled. iSCSI only.
+	Client string `yaml:"client"`
 
 	// ClientCache makes the model play the SMB client's cache for files
 	// opened buffered: reads ahead of a sequential reader and writes behind
@@ -219,6 +239,9 @@ func (c Config) Defaults() Config {
 	}
 	if c.ClientOp == 0 {
 		c.ClientOp = DefaultClientOp
+		if c.Client == ClientBlock {
+			c.ClientOp = -1 // no copy engine, no filesystem: a block device's open is free
+		}
 	}
 	if c.ClientCache == nil && (c.Protocol == SMB2 || c.Protocol == SMB3) {
 		c.ClientCache = boolp(true)
@@ -255,7 +278,7 @@ func (c Config) Defaults() Config {
 		if c.InitialR2T == nil {
 			c.InitialR2T = boolp(true) // RFC 7143 default Yes; negotiation ORs, and LIO targets say Yes
 		}
-		if c.UnbufferedCopy == nil {
+		if c.UnbufferedCopy == nil && c.Client != ClientBlock {
 			c.UnbufferedCopy = boolp(true) // Explorer, calibrated (see the field)
 		}
 	}
@@ -299,10 +322,24 @@ func setString(p *string, v string) {
 // Validate reports the first impossible value of c (after defaults) as an
 // error wrapping models.ErrConfig that names the field.
 func (c Config) Validate() error {
-	c = c.Defaults()
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: "+format, append([]any{models.ErrConfig}, a...)...)
 	}
+	if c.Client != "" {
+		p := c.Protocol
+		if p == "" {
+			p = Local
+		}
+		switch {
+		case p != ISCSI:
+			return bad("protocol %s: client (ntfs, block) is an iSCSI setting: what the initiator runs on the LUN", p)
+		case c.Client != ClientNTFS && c.Client != ClientBlock:
+			return bad("client %q is unknown (known: ntfs, block)", c.Client)
+		case c.Client == ClientBlock && c.UnbufferedCopy != nil:
+			return bad("client block: unbuffered_copy is the ntfs client's copy engine; a raw block device has no files to copy")
+		}
+	}
+	c = c.Defaults()
 	smb := c.Protocol == SMB2 || c.Protocol == SMB3
 	switch c.Protocol {
 	case Local, SMB2, SMB3, ISCSI:

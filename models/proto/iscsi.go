@@ -188,9 +188,13 @@ func (d *Device) iscsiIO(t time.Duration, s *session, r models.Request) (time.Du
 }
 
 // iscsi serves one request: block requests become SCSI commands; file
-// operations run in the client's own filesystem on the LUN (clientfs.go).
+// operations run in the client's own filesystem on the LUN (clientfs.go),
+// or, for a job on the raw block device (client block), in none.
 func (d *Device) iscsi(at time.Duration, r models.Request) (time.Duration, error) {
 	s := d.session(r.Flow)
+	if d.block {
+		return d.iscsiBlock(at, s, r)
+	}
 	switch r.Op {
 	case models.Read:
 		if s.inFile {
@@ -212,4 +216,24 @@ func (d *Device) iscsi(at time.Duration, r models.Request) (time.Duration, error
 		return d.iscsiCommand(at, s, r.Flow, r, unmapParams, 0)
 	}
 	return d.fs.fileOp(d, at, s, r)
+}
+
+// iscsiBlock serves one request of a job on the LUN's raw block device
+// (Config.Client block; fio on a Linux initiator's /dev/sdX): there is no
+// client filesystem, so a read or write goes to the target as SCSI
+// commands when it is issued, and completes when they do, whatever the
+// file it is said to be in; Flush is SYNCHRONIZE CACHE alone; and a file
+// operation is a block device's open or close, which costs the client
+// ClientOp (none by default) and the wire nothing. A buffered request is
+// served as a direct one: the initiator's page cache is not modelled.
+func (d *Device) iscsiBlock(at time.Duration, s *session, r models.Request) (time.Duration, error) {
+	switch r.Op {
+	case models.Read, models.Write:
+		return d.iscsiIO(at, s, r)
+	case models.Flush:
+		return d.iscsiCommand(at, s, r.Flow, models.Request{Op: models.Flush, Flow: r.Flow}, 0, 0)
+	case models.Trim:
+		return d.iscsiCommand(at, s, r.Flow, r, unmapParams, 0)
+	}
+	return at + max(d.cfg.ClientOp, 0), nil
 }

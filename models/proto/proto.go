@@ -57,7 +57,8 @@ type Device struct {
 	cryptoRate, cryptoNsPerByte float64
 	encrypted                   bool // messages carry a transform header
 
-	fs clientFS // the client filesystem on an iSCSI LUN
+	fs    clientFS // the client filesystem on an iSCSI LUN (ntfs client)
+	block bool     // iSCSI client block: a job on the raw LUN, no filesystem
 
 	roundTrips, smbRequests, iscsiCommands, iscsiR2Ts, fileOps int64
 	cryptoBytes                                                int64
@@ -128,7 +129,10 @@ func New(cfg Config, l *link.Link, nas models.Device) (*Device, error) {
 		}
 	case ISCSI:
 		d.proto = protoISCSI
-		d.fs = newClientFS(nas.Capacity())
+		d.block = cfg.Client == ClientBlock
+		if !d.block {
+			d.fs = newClientFS(nas.Capacity())
+		}
 	}
 	return d, nil
 }
@@ -137,7 +141,9 @@ func New(cfg Config, l *link.Link, nas models.Device) (*Device, error) {
 // bytes valid without writing them (Windows' SetFileValidData, which
 // diskspd uses to create its test file): NTFS on an iSCSI LUN or on the
 // machine's own volume can; an SMB share cannot (the redirector does not
-// support it, and diskspd writes the file instead).
+// support it, and diskspd writes the file instead). A job on a raw block
+// device (iSCSI client block) lays nothing out either: every block of the
+// device is there to read.
 func (d *Device) SetsValidData() bool { return d.proto != protoSMB }
 
 // scaleCost scales a server cost stated for the reference core by rc; a
