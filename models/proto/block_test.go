@@ -110,7 +110,7 @@ func TestISCSIBlockClientNoFilesystem(t *testing.T) {
 	if b := counter(d, "link_wire_bytes_rx") + counter(d, "link_wire_bytes_tx"); b != 0 || len(nas.ops) != 0 {
 		t.Errorf("file operations sent %v wire bytes, NAS saw %v", b, nas.ops)
 	}
-	if c := d.Config(); c.ClientOp >= 0 || c.UnbufferedCopy != nil {
+	if c := d.Config(); c.ClientOp != 0 || c.UnbufferedCopy != nil {
 		t.Errorf("block defaults: client_op %v, unbuffered_copy %v", c.ClientOp, c.UnbufferedCopy)
 	}
 

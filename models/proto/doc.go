@@ -143,6 +143,21 @@
 // an open file (benchmarks on a raw volume or an unbuffered test file) go
 // straight to SCSI commands.
 //
+// That client is Windows with an NTFS volume on the LUN (client ntfs, the
+// default), as review 003's was. A job on the LUN's raw block device, as
+// fio on a Linux initiator's /dev/sdX, is client block: there is no client
+// filesystem, so file operations cost nothing (no client work, no wire, no
+// metadata), and every read and write goes to the target as SCSI commands
+// when it is issued and completes when they do: an O_DIRECT write at QD1
+// pays its data's time on the wire, each burst's R2T round trip, the
+// target's work and the device's write before the next. A buffered job on
+// a block device is served as a direct one: Linux's page cache in front
+// of a block device (its read-ahead, its writeback) is not modelled, so
+// such a job is predicted at the direct one's pace. The Direct flag alone
+// does not tell the two clients apart: Windows tools write unbuffered to
+// a file on the NTFS volume, and that volume's writes are what review 003
+// measured.
+//
 // # Defaults
 //
 // The zero value of each Config field means (Config.Defaults):
@@ -161,8 +176,10 @@
 //	             max_burst 256 KiB (RFC 7143 defaults; LIO targets keep
 //	             them), max_recv_data_segment 256 KiB (Open-iSCSI and the
 //	             Windows initiator), queue_depth 128 (Open-iSCSI cmds_max),
+//	             client ntfs (Windows, NTFS on the LUN; block: a job
+//	             on the raw block device, whose client_op is none),
 //	             unbuffered_copy yes (Explorer's copies, calibrated on
-//	             review 003),
+//	             review 003; ntfs only),
 //	             server_request 10 µs (LIO per command, x86; scaled),
 //	             server_miss 2 µs per page a read finds uncached (the
 //	             file-backed LUN's page-cache fill, x86; scaled),
