@@ -16,10 +16,19 @@
 // goes in with ReserveSplit, which fills every idle stretch from its
 // arrival and so is work-conserving.
 //
-// The calendar keeps at most Window intervals; adjacent reservations merge,
-// so a resource used in time order holds one interval. When the window is
-// full the earliest interval is forgotten and its end becomes a floor
-// before which nothing is placed.
+// The calendar keeps at most a window of intervals — Window for a
+// Timeline, CoreWindow for a Core; adjacent reservations merge, so a
+// resource used in time order holds one interval. When the window is full
+// the earliest interval is forgotten and its end becomes a floor before
+// which nothing is placed. The window bounds how many disjoint stretches
+// of work booked ahead a resource can hold at once: a resource that holds
+// more than its window of them forgets one that lies in the future, and
+// nothing can be placed before it — work arriving earlier waits behind it
+// while the resource idles. A Timeline's 32 is ample for resources whose
+// bookings lie close to their arrival (links, dies, channels, heads). A
+// CPU core holds the work each request in flight will do when its I/O
+// completes, one stretch per request: a Core keeps enough of them for
+// any queue depth a benchmark keeps in flight on one core.
 package timeline
 
 import (
@@ -27,22 +36,41 @@ import (
 	"time"
 )
 
-// Window is the number of disjoint busy intervals a Timeline remembers. It
-// is a power of two: the intervals live in a ring indexed modulo Window.
+// Window is the number of disjoint busy intervals a Timeline remembers.
 const Window = 32
 
-// ringMask reduces a ring position modulo Window.
-const ringMask = Window - 1
+// CoreWindow is the number of disjoint busy intervals a Core remembers:
+// with one stretch of post-I/O work booked ahead per request in flight, a
+// core holds up to about CoreWindow requests at once.
+const CoreWindow = 1024
 
-// Compilation fails here unless Window is a power of two.
-var _ [0]struct{} = [Window & ringMask]struct{}{}
+// ring is the storage of a calendar's intervals: an array whose length,
+// the window, is a power of two, as the intervals live in a ring indexed
+// modulo its length.
+type ring interface {
+	[Window]interval | [CoreWindow]interval
+}
+
+// Compilation fails here unless each window is a power of two.
+var (
+	_ [0]struct{} = [Window & (Window - 1)]struct{}{}
+	_ [0]struct{} = [CoreWindow & (CoreWindow - 1)]struct{}{}
+)
 
 type interval struct{ start, end time.Duration }
 
-// Timeline is one resource's calendar. The zero value is an idle resource.
+// Timeline is one resource's calendar, keeping Window intervals. The zero
+// value is an idle resource.
+type Timeline = calendar[[Window]interval]
+
+// Core is a calendar keeping CoreWindow intervals, for a CPU core (see
+// the package doc). The zero value is an idle core.
+type Core = calendar[[CoreWindow]interval]
+
+// calendar is a resource's calendar keeping len(R) intervals.
 //
 // The intervals are kept sorted, disjoint and non-adjacent in a ring: the
-// k-th earliest (0 ≤ k < n) is iv[(head+k) mod Window]. A ring rather
+// k-th earliest (0 ≤ k < n) is iv[(head+k) mod len(iv)]. A ring rather
 // than a plain sorted array because the calendar of a busy resource is
 // nearly always full (bookings leave small gaps, so they rarely merge):
 // each booking then forgets the earliest interval, which in an array means
@@ -50,10 +78,10 @@ type interval struct{ start, end time.Duration }
 // same reason a booking in the middle shifts whichever side of it is
 // shorter.
 //
-// A Timeline is not safe for concurrent use, not even its queries: they
+// A calendar is not safe for concurrent use, not even its queries: they
 // update a search hint.
-type Timeline struct {
-	iv    [Window]interval
+type calendar[R ring] struct {
+	iv    R
 	head  int // ring position of the earliest interval
 	n     int
 	floor time.Duration // nothing is placed before this
@@ -63,20 +91,23 @@ type Timeline struct {
 	booked time.Duration
 }
 
+// mask reduces a ring position modulo the window.
+func (t *calendar[R]) mask() int { return len(t.iv) - 1 }
+
 // at returns the k-th earliest interval (0 ≤ k ≤ n; k == n is the free
-// ring position after the last one when n < Window).
-func (t *Timeline) at(k int) *interval { return &t.iv[(t.head+k)&ringMask] }
+// ring position after the last one when n < the window).
+func (t *calendar[R]) at(k int) *interval { return &t.iv[(t.head+k)&t.mask()] }
 
 // Reserve books the resource for d from the earliest time ≥ at when it is
 // free for that long, and returns the start and end of the booking. A zero
 // d books nothing and returns at (or the floor) twice.
-func (t *Timeline) Reserve(at, d time.Duration) (start, end time.Duration) {
+func (t *calendar[R]) Reserve(at, d time.Duration) (start, end time.Duration) {
 	if d <= 0 {
 		start = max(at, t.floor)
 		return start, start
 	}
 	t.booked += d
-	if t.n == Window {
+	if t.n == len(t.iv) {
 		t.forgetFirst()
 	}
 	start = max(at, t.floor)
@@ -100,9 +131,9 @@ func (t *Timeline) Reserve(at, d time.Duration) (start, end time.Duration) {
 
 // forgetFirst drops the earliest interval of a full calendar; nothing is
 // placed before its end from now on.
-func (t *Timeline) forgetFirst() {
+func (t *calendar[R]) forgetFirst() {
 	t.floor = t.iv[t.head].end
-	t.head = (t.head + 1) & ringMask
+	t.head = (t.head + 1) & t.mask()
 	t.n--
 }
 
@@ -111,13 +142,13 @@ func (t *Timeline) forgetFirst() {
 // frames interleaving on a wire with frames booked before it — filling
 // idle stretches from at in time order. It returns when the last piece
 // ends.
-func (t *Timeline) ReserveSplit(at, d time.Duration) (end time.Duration) {
+func (t *calendar[R]) ReserveSplit(at, d time.Duration) (end time.Duration) {
 	cursor := max(at, t.floor)
 	if d <= 0 {
 		return cursor
 	}
 	t.booked += d
-	if t.n == Window {
+	if t.n == len(t.iv) {
 		t.forgetFirst()
 		cursor = max(cursor, t.floor)
 	}
@@ -174,7 +205,7 @@ func (t *Timeline) ReserveSplit(at, d time.Duration) (end time.Duration) {
 
 // Earliest returns when a reservation of d arriving at at would start,
 // without booking it.
-func (t *Timeline) Earliest(at, d time.Duration) time.Duration {
+func (t *calendar[R]) Earliest(at, d time.Duration) time.Duration {
 	start, _ := t.earliest(at, d)
 	return start
 }
@@ -184,7 +215,7 @@ func (t *Timeline) Earliest(at, d time.Duration) time.Duration {
 // interval before it). Callers choosing among several resources that can
 // start the work at the same time pick the least idle time left, so short
 // tasks do not scatter gaps over every resource (Snuggest does that).
-func (t *Timeline) Fit(at, d time.Duration) (start, idleBefore time.Duration) {
+func (t *calendar[R]) Fit(at, d time.Duration) (start, idleBefore time.Duration) {
 	// The common case — the work goes after everything booked — is
 	// written out here, without the calls of the general path.
 	start = max(at, t.floor)
@@ -200,7 +231,7 @@ func (t *Timeline) Fit(at, d time.Duration) (start, idleBefore time.Duration) {
 // fitBetween is Fit for work that arrives (at start, not before the
 // floor) before the last booking ends: search, written out because the
 // call would cost as much as its short loop.
-func (t *Timeline) fitBetween(start, d time.Duration) (time.Duration, time.Duration) {
+func (t *calendar[R]) fitBetween(start, d time.Duration) (time.Duration, time.Duration) {
 	i := t.firstEndingAfter(start)
 	for ; i < t.n; i++ {
 		iv := t.at(i)
@@ -225,7 +256,7 @@ func (t *Timeline) fitBetween(start, d time.Duration) (time.Duration, time.Durat
 // at at with no idle time in front: no start is earlier than at and no
 // idle time is negative, so only a resource of a lower index could tie,
 // and the scan has passed those.
-func Snuggest(ts []Timeline, at, d time.Duration) int {
+func Snuggest[R ring](ts []calendar[R], at, d time.Duration) int {
 	best, bestStart, bestIdle := 0, time.Duration(0), time.Duration(0)
 	for i := range ts {
 		t := &ts[i]
@@ -251,7 +282,7 @@ func Snuggest(ts []Timeline, at, d time.Duration) int {
 
 // earliest finds the first gap ≥ at of length d and the index of the
 // interval it precedes.
-func (t *Timeline) earliest(at, d time.Duration) (start time.Duration, i int) {
+func (t *calendar[R]) earliest(at, d time.Duration) (start time.Duration, i int) {
 	start = max(at, t.floor)
 	// Most bookings arrive after everything booked so far ends (a resource
 	// used roughly in time order): they go at the end, with no search.
@@ -264,7 +295,7 @@ func (t *Timeline) earliest(at, d time.Duration) (start time.Duration, i int) {
 
 // search is earliest past its fast path: from the first interval that
 // ends after start, the first gap long enough.
-func (t *Timeline) search(start, d time.Duration) (time.Duration, int) {
+func (t *calendar[R]) search(start, d time.Duration) (time.Duration, int) {
 	i := t.firstEndingAfter(start)
 	for ; i < t.n; i++ {
 		iv := t.at(i)
@@ -278,7 +309,7 @@ func (t *Timeline) search(start, d time.Duration) (time.Duration, int) {
 
 // FreeAt returns the earliest time ≥ at at which the resource is free (it
 // may be busy again later).
-func (t *Timeline) FreeAt(at time.Duration) time.Duration {
+func (t *calendar[R]) FreeAt(at time.Duration) time.Duration {
 	at = max(at, t.floor)
 	// Intervals that end by at cannot delay it: start after them.
 	for i := t.firstEndingAfter(at); i < t.n; i++ {
@@ -294,17 +325,18 @@ func (t *Timeline) FreeAt(at time.Duration) time.Duration {
 // Booked returns the time ever reserved on the resource (all of
 // Reserve's and ReserveSplit's durations): its busy time since it was made,
 // which utilisation accounting divides by elapsed time.
-func (t *Timeline) Booked() time.Duration { return t.booked }
+func (t *calendar[R]) Booked() time.Duration { return t.booked }
 
 // BookedBy returns the time reserved on the resource that lies before at:
 // Booked less the reservations after at (the latest ones, which the
-// calendar still holds unless more than Window of them lie beyond at).
-func (t *Timeline) BookedBy(at time.Duration) time.Duration {
+// calendar still holds unless more than its window of them lie beyond
+// at).
+func (t *calendar[R]) BookedBy(at time.Duration) time.Duration {
 	return t.booked - t.Busy(at, math.MaxInt64)
 }
 
 // BusyUntil returns the end of the last reservation.
-func (t *Timeline) BusyUntil() time.Duration {
+func (t *calendar[R]) BusyUntil() time.Duration {
 	if t.n == 0 {
 		return t.floor
 	}
@@ -312,7 +344,7 @@ func (t *Timeline) BusyUntil() time.Duration {
 }
 
 // Busy returns the reserved time within [from, to).
-func (t *Timeline) Busy(from, to time.Duration) time.Duration {
+func (t *calendar[R]) Busy(from, to time.Duration) time.Duration {
 	var sum time.Duration
 	// Intervals that end by from, or start at or after to, add nothing.
 	for i := t.firstEndingAfter(from); i < t.n; i++ {
@@ -342,13 +374,13 @@ func (t *Timeline) Busy(from, to time.Duration) time.Duration {
 // nothing through a mask), because which half tm falls in is a coin toss
 // that a branch predictor gets wrong half the time. The hint only saves
 // time; the answer is the same.
-func (t *Timeline) firstEndingAfter(tm time.Duration) int {
-	if k := (t.hint - t.head) & ringMask; k <= t.n && (k == 0 || t.at(k-1).end <= tm) {
+func (t *calendar[R]) firstEndingAfter(tm time.Duration) int {
+	if k := (t.hint - t.head) & t.mask(); k <= t.n && (k == 0 || t.at(k-1).end <= tm) {
 		if k == t.n || t.at(k).end > tm {
 			return k
 		}
 		if k+1 == t.n || t.at(k+1).end > tm {
-			t.hint = (t.hint + 1) & ringMask
+			t.hint = (t.hint + 1) & t.mask()
 			return k + 1
 		}
 	}
@@ -363,7 +395,7 @@ func (t *Timeline) firstEndingAfter(tm time.Duration) int {
 		n -= half
 	}
 	lo += b2i(t.at(lo).end <= tm)
-	t.hint = (t.head + lo) & ringMask
+	t.hint = (t.head + lo) & t.mask()
 	return lo
 }
 
@@ -378,7 +410,7 @@ func b2i(b bool) int {
 
 // insert places v before index i (interval i-1 ends ≤ v.start, v.end ≤
 // interval i's start), merging with touching neighbours.
-func (t *Timeline) insert(i int, v interval) {
+func (t *calendar[R]) insert(i int, v interval) {
 	joinPrev := i > 0 && t.at(i-1).end == v.start
 	joinNext := i < t.n && t.at(i).start == v.end
 	switch {
@@ -389,18 +421,18 @@ func (t *Timeline) insert(i int, v interval) {
 		t.at(i - 1).end = v.end
 	case joinNext:
 		t.at(i).start = v.start
-	default: // Reserve made room: t.n < Window
+	default: // Reserve made room: t.n < len(t.iv)
 		t.open(i)
 		*t.at(i) = v
 	}
 }
 
-// open makes room for one interval at index i (t.n < Window), moving the
+// open makes room for one interval at index i (t.n < len(t.iv)), moving the
 // intervals before i one place towards the front of the ring or those
 // from i one place towards the back, whichever are fewer.
-func (t *Timeline) open(i int) {
+func (t *calendar[R]) open(i int) {
 	if i < t.n-i {
-		t.head = (t.head - 1) & ringMask
+		t.head = (t.head - 1) & t.mask()
 		for k := 0; k < i; k++ {
 			*t.at(k) = *t.at(k + 1)
 		}
@@ -414,13 +446,13 @@ func (t *Timeline) open(i int) {
 
 // remove deletes intervals lo..hi-1, closing the hole from whichever side
 // has fewer intervals to move.
-func (t *Timeline) remove(lo, hi int) {
+func (t *calendar[R]) remove(lo, hi int) {
 	m := hi - lo
 	if lo < t.n-hi {
 		for k := lo - 1; k >= 0; k-- {
 			*t.at(k + m) = *t.at(k)
 		}
-		t.head = (t.head + m) & ringMask
+		t.head = (t.head + m) & t.mask()
 	} else {
 		for k := hi; k < t.n; k++ {
 			*t.at(k - m) = *t.at(k)

@@ -104,6 +104,22 @@ func BenchmarkReserve(b *testing.B) {
 	}
 }
 
+// BenchmarkReserveCore is BenchmarkReserve on a Core, whose calendar
+// fills to CoreWindow intervals.
+func BenchmarkReserveCore(b *testing.B) {
+	b.ReportAllocs()
+	var tl Core
+	at := time.Duration(0)
+	for i := 0; b.Loop(); i++ {
+		at += 7
+		if i%4 == 0 {
+			tl.Reserve(at+100, 5) // a future phase
+		} else {
+			tl.Reserve(at, 5)
+		}
+	}
+}
+
 func TestFitIdleBefore(t *testing.T) {
 	var tl Timeline
 	tl.Reserve(0, 10)
@@ -224,5 +240,54 @@ func TestBooked(t *testing.T) {
 	// The last booking, [end-4µs, end), is half after end-2µs.
 	if got := tl.BookedBy(end - 2*time.Microsecond); got != want-2*time.Microsecond {
 		t.Errorf("BookedBy(end-2µs) %v, want %v", got, want-2*time.Microsecond)
+	}
+}
+
+// A Core remembers CoreWindow intervals: with hundreds of stretches of
+// work booked ahead (a core's post-I/O work, one per request in flight),
+// work arriving before them still fills the idle time among them, as the
+// brute-force bitmap does, where a Timeline would have forgotten the
+// earliest and placed nothing before its end.
+func TestCoreWindow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var c Core
+	const span = 200_000
+	busy := make([]bool, 8*span)
+	// 600 bookings ahead, disjoint: each 10 ns at a distinct multiple of 300.
+	for _, k := range rng.Perm(600) {
+		at := time.Duration(span/2 + k*300)
+		got := c.ReserveSplit(at, 10)
+		for i := at; i < at+10; i++ {
+			busy[i] = true
+		}
+		if got != at+10 {
+			t.Fatalf("booking ahead at %v ended at %v, want %v", at, got, at+10)
+		}
+	}
+	if c.n != 600 || c.floor != 0 {
+		t.Fatalf("%d intervals kept, floor %v: want 600 and none", c.n, c.floor)
+	}
+	// Work arriving earlier fills the gaps in time order.
+	for step := range 2000 {
+		at := time.Duration(rng.IntN(span))
+		d := time.Duration(rng.IntN(400) + 1)
+		got := c.ReserveSplit(at, d)
+		left, want := d, at
+		for i := at; left > 0; i++ {
+			if !busy[i] {
+				busy[i] = true
+				left--
+				want = i + 1
+			}
+		}
+		if got != want {
+			t.Fatalf("step %d: ReserveSplit(%v, %v) = %v, want %v", step, at, d, got, want)
+		}
+	}
+	for i := range CoreWindow + 5 {
+		c.Reserve(time.Duration(8*span+i*10), 1)
+	}
+	if c.n != CoreWindow || c.floor <= 0 {
+		t.Errorf("%d intervals kept, floor %v: want %d and a floor", c.n, c.floor, CoreWindow)
 	}
 }
