@@ -23,9 +23,13 @@ var _ Computer = (*Controller)(nil)
 // when there is one. Timelines fill idle gaps, so work reserved for a
 // future time (a read's decryption when its data arrives) does not block
 // work that arrives before it: without that, one core with reads in flight
-// to four spindles would serialise them.
+// to four spindles would serialise them. The cores are timeline.Cores,
+// whose calendars keep enough intervals for the post-I/O work of every
+// request in flight: a Timeline's 32 held a core to some 32 requests at
+// once, half the rate a deep queue in front of a slow device allows
+// (TestCoreHoldsDeepQueues).
 type cpu struct {
-	cores      []timeline.Timeline
+	cores      []timeline.Core
 	busy       time.Duration // core time charged, all cores
 	engine     timeline.Timeline
 	engineBusy time.Duration

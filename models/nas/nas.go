@@ -113,7 +113,7 @@ func New(cfg Config, storage models.Device) (*Controller, error) {
 	if c.cap < 64*c.ps {
 		return nil, fmt.Errorf("%w: nas: storage of %d bytes is too small", models.ErrConfig, c.cap)
 	}
-	c.cpu.cores = make([]timeline.Timeline, cfg.CPU.Cores)
+	c.cpu.cores = make([]timeline.Core, cfg.CPU.Cores)
 	if s, ok := storage.(StripeHandler); ok && cfg.RAIDStack == RAIDStackMD {
 		c.stripes = s
 		c.mdPage = time.Duration(float64(MDStripePage) * cfg.CPU.RelativeCost())
