@@ -6,8 +6,9 @@
 //
 // # CPU
 //
-// Each core is a busy-until timeline; work takes the core that can start
-// it first. A request costs PerRequest (plus NetPerRequest unless the
+// Each core is a calendar (timeline.Core) that fills its idle stretches
+// with waiting work and holds the post-I/O work of every request in
+// flight; work takes the core that can start it first. A request costs PerRequest (plus NetPerRequest unless the
 // clients are local), each storage I/O PerIO, and the data path costs per
 // byte: copies (CopyRate), the network stack (NetRate), data checksums
 // (ChecksumRate) and, for an encrypted share, AES. AES runs in software at
