@@ -26,8 +26,8 @@ import (
 // size at open. A write behind copies the job's buffer, as the client's
 // cache does; the writer waits only for the write SMBWriteBehind writes
 // before it. The cache is coherent for its own file: a read, or a write
-// out of the stream, first waits for the writes behind, and a write drops
-// the reads ahead. A write that fails behind the writer fails the file's next
+// out of the stream, first waits for the writes behind that cover its
+// bytes, and a write drops the reads ahead. A write that fails behind the writer fails the file's next
 // request, its flush or its close (a delayed-write failure). Flush and
 // Close wait for the writes behind; Close also for the reads ahead.
 type cachedFile struct {
@@ -55,8 +55,9 @@ type aheadRead struct {
 
 // behindWrite is a write behind the writer, in slot of cachedFile.behind.
 type behindWrite struct {
-	buf  []byte
-	done chan struct{}
+	off, n int64
+	buf    []byte
+	done   chan struct{}
 }
 
 func newCachedFile(f *file, size int64) *cachedFile {
@@ -90,7 +91,7 @@ func (c *cachedFile) failed() error {
 
 func (c *cachedFile) read(at time.Duration, off, n int64, buf []byte) (time.Duration, error) {
 	// The cache holds what was written: a read sees the writes behind.
-	if err := c.drainWrites(); err != nil {
+	if err := c.drainOverlap(off, n); err != nil {
 		return c.t.clock.Now(), err
 	}
 	c.mu.Lock()
@@ -162,8 +163,8 @@ func (c *cachedFile) write(at time.Duration, off, n int64, buf []byte) (time.Dur
 	c.ahead = c.ahead[:0] // what they read may be overwritten
 	if off != c.seqEnd && c.seqEnd >= 0 || off+n > c.size {
 		c.mu.Unlock()
-		// After the writes behind, which may cover the same bytes.
-		if err := c.drainWrites(); err != nil {
+		// After the writes behind that cover the same bytes.
+		if err := c.drainOverlap(off, n); err != nil {
 			return c.t.clock.Now(), err
 		}
 		return c.file.Do(at, models.Write, off, n, buf)
@@ -188,7 +189,7 @@ func (c *cachedFile) write(at time.Duration, off, n int64, buf []byte) (time.Dur
 	}
 	data = data[:n]
 	copy(data, buf)
-	w := &behindWrite{buf: data, done: make(chan struct{})}
+	w := &behindWrite{off: off, n: n, buf: data, done: make(chan struct{})}
 	c.mu.Lock()
 	c.behind[k] = w
 	c.mu.Unlock()
@@ -208,12 +209,16 @@ func (c *cachedFile) write(at time.Duration, off, n int64, buf []byte) (time.Dur
 }
 
 // drainWrites waits for every write behind and returns the first failure.
-func (c *cachedFile) drainWrites() error {
+func (c *cachedFile) drainWrites() error { return c.drainOverlap(0, 1<<62) }
+
+// drainOverlap waits for the writes behind that overlap [off, off+n) and
+// returns the first failure of any write behind.
+func (c *cachedFile) drainOverlap(off, n int64) error {
 	c.mu.Lock()
 	pending := c.behind
 	c.mu.Unlock()
 	for _, w := range pending {
-		if w != nil {
+		if w != nil && w.off < off+n && off < w.off+w.n {
 			<-w.done
 		}
 	}
