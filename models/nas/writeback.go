@@ -123,13 +123,13 @@ func (c *Controller) writeback(t time.Duration, s int32) (time.Duration, error) 
 // that a real array never sees, and a parity array of disks would pay a
 // read-modify-write for every one.
 func (c *Controller) writebackPages(off int64) int64 {
-	max := int64(c.cfg.WritebackMax)
+	limit := int64(c.cfg.WritebackMax)
 	if c.stripe > 0 {
 		next := (off/c.stripe + 1) * c.stripe // the first boundary after off
-		if end := (off + max) / c.stripe * c.stripe; end > off {
+		if end := (off + limit) / c.stripe * c.stripe; end > off {
 			next = end
 		}
-		max = next - off
+		limit = next - off
 	}
-	return (max + c.ps - 1) / c.ps
+	return (limit + c.ps - 1) / c.ps
 }
