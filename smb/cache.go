@@ -34,15 +34,17 @@ type cachedFile struct {
 	*file
 	size int64 // the file's size at open: reads ahead stop there
 
-	wmu    sync.Mutex // one stream write at a time takes a slot and fills it
 	mu     sync.Mutex
 	seqEnd int64 // end of the stream's last request; -1 before the first
 	ahead  []*aheadRead
 	behind [proto.SMBWriteBehind]*behindWrite
-	next   int      // the slot of behind the next write behind takes
-	err    error    // the first failure of a write behind
-	free   [][]byte // buffers of reads ahead that were read, for the next
-	wg     sync.WaitGroup
+	// slots[k] is held by the stream write filling behind[k], from its
+	// wait for the write before it in that slot until it has replaced it.
+	slots [proto.SMBWriteBehind]sync.Mutex
+	next  int      // the slot of behind the next write behind takes
+	err   error    // the first failure of a write behind
+	free  [][]byte // buffers of reads ahead that were read, for the next
+	wg    sync.WaitGroup
 }
 
 // aheadRead is a read issued ahead of the reader.
@@ -157,8 +159,6 @@ func (c *cachedFile) readAhead(from, n int64) {
 }
 
 func (c *cachedFile) write(at time.Duration, off, n int64, buf []byte) (time.Duration, error) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
 	c.mu.Lock()
 	c.ahead = c.ahead[:0] // what they read may be overwritten
 	if off != c.seqEnd && c.seqEnd >= 0 || off+n > c.size {
@@ -172,6 +172,10 @@ func (c *cachedFile) write(at time.Duration, off, n int64, buf []byte) (time.Dur
 	c.seqEnd = off + n
 	k := c.next
 	c.next = (c.next + 1) % len(c.behind)
+	c.mu.Unlock()
+	c.slots[k].Lock()
+	defer c.slots[k].Unlock()
+	c.mu.Lock()
 	prev := c.behind[k]
 	c.mu.Unlock()
 	// Wait for the write that took this slot SMBWriteBehind writes ago;
