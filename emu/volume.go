@@ -168,6 +168,15 @@ func (v *Volume) do(r models.Request, data func() error) error {
 // returns when the last of them completes. When the model fails a request,
 // data is not run and Access returns the error at once.
 func (v *Volume) Access(rs []models.Request, data func() error) error {
+	return v.AccessEarly(rs, 0, data)
+}
+
+// AccessEarly is Access answering early (model time) before the last
+// completion, but never before the requests arrived: the part of the
+// request's time that its front spends outside the model, such as moving
+// its bytes between the client and the share (see fusefs.FS.SetTransferEarly).
+// The model's times and the volume's counters are those of Access.
+func (v *Volume) AccessEarly(rs []models.Request, early time.Duration, data func() error) error {
 	if len(rs) == 0 {
 		if data != nil {
 			return data()
@@ -199,7 +208,7 @@ func (v *Volume) Access(rs []models.Request, data func() error) error {
 	}
 	if err == nil {
 		v.checkLate(last)
-		v.clock.SleepUntil(last)
+		v.clock.SleepUntil(max(at, last-early))
 		v.completed(last)
 	}
 	// Every part the model saw is counted: as served, or, when the model
@@ -266,10 +275,19 @@ func (v *Volume) Trim(off, n int64) error {
 // operation (models.Create, models.Remove, ...) of a filesystem or protocol
 // layer — and returns when the model says it completes.
 func (v *Volume) Charge(r models.Request) error {
+	return v.ChargeEarly(r, 0)
+}
+
+// ChargeEarly is Charge answering early (model time) before the model's
+// completion, but never before the request arrived (see AccessEarly).
+func (v *Volume) ChargeEarly(r models.Request, early time.Duration) error {
 	if !r.Op.IsFileOp() {
 		return fmt.Errorf("%w: Charge takes file operations, not %v", models.ErrInvalid, r.Op)
 	}
-	return v.do(r, nil)
+	if early <= 0 {
+		return v.do(r, nil)
+	}
+	return v.AccessEarly([]models.Request{r}, early, nil)
 }
 
 // PowerLoss simulates a power loss: a store that keeps unsynced writes

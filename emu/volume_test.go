@@ -351,3 +351,27 @@ func TestAccess(t *testing.T) {
 		t.Errorf("Access on a failed model: %v, data moved %d times; want ErrFailed and no move", err, moved-1)
 	}
 }
+
+// AccessEarly answers early by what it is told, never before the request
+// arrived, and counts the model's own time.
+func TestAccessEarly(t *testing.T) {
+	clock := &manualClock{}
+	v, _ := emu.NewVolume(newFixed(t, fixed.Config{Capacity: 1 << 20, Read: time.Millisecond, Units: 1}), emu.NewMemStore(1<<20), emu.Options{Clock: clock})
+	read := []models.Request{{Op: models.Read, Offset: 0, Length: 4096}}
+	if err := v.AccessEarly(read, 300*time.Microsecond, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := clock.Now(); got != 700*time.Microsecond {
+		t.Errorf("a 1 ms read answered 300 µs early at %v, want 700µs", got)
+	}
+	start := clock.Now()
+	if err := v.AccessEarly(read, time.Hour, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := clock.Now(); got != start {
+		t.Errorf("a read answered an hour early at %v, want at its arrival %v", got, start)
+	}
+	if st := v.Stats(); len(st.Ops) != 1 || st.Ops[0].Count != 2 {
+		t.Errorf("stats %+v, want 2 reads", st.Ops)
+	}
+}

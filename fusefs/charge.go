@@ -10,7 +10,7 @@ import (
 
 // charge submits a file operation to the model and waits for it.
 func (f *FS) charge(op models.Op) syscall.Errno {
-	return toErrno(f.vol.Charge(models.Request{Op: op}))
+	return toErrno(f.vol.ChargeEarly(models.Request{Op: op}, f.fileOpEarlyFor(op)))
 }
 
 // chargeFile charges a file operation on the regular file ino of the
@@ -35,7 +35,7 @@ func (f *FS) chargeFile(op models.Op, ino uint64, size int64) syscall.Errno {
 // address) of size bytes, the size cut to the volume's end.
 func (f *FS) chargeRange(op models.Op, start, size int64) syscall.Errno {
 	size = max(0, min(size, f.vol.Capacity()-start))
-	return toErrno(f.vol.Charge(models.Request{Op: op, Offset: start, Length: size}))
+	return toErrno(f.vol.ChargeEarly(models.Request{Op: op, Offset: start, Length: size}, f.fileOpEarlyFor(op)))
 }
 
 // chargeCreate charges the creation of a regular file. Its size is not
@@ -123,12 +123,14 @@ func (f *FS) remove(ino uint64) {
 func (f *FS) chargeIO(op models.Op, ext []extent.Extent, direct bool, data func() error) syscall.Errno {
 	var buf [4]models.Request
 	rs := buf[:0]
+	var n int64
 	for _, e := range ext {
 		if e.Physical >= 0 {
 			rs = append(rs, models.Request{Op: op, Offset: e.Physical, Length: e.Length, Direct: direct})
+			n += e.Length
 		}
 	}
-	return toErrno(f.vol.Access(rs, data))
+	return toErrno(f.vol.AccessEarly(rs, f.transferEarlyFor(op, n), data))
 }
 
 // chargeStore is the volume's store: it keeps no bytes (they live in the

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nasemu/nasemu/emu"
+	"github.com/nasemu/nasemu/models"
 )
 
 // A request spends time outside the model (see emu.EarlyTable): the share
@@ -85,6 +86,65 @@ func (f *FS) SetProbeWait(d time.Duration) { f.probeWait.Store(int64(d)) }
 // EarlyAt returns how early the share answers, by itself, a request whose
 // client waits wait (both wall times): FUSE's part of the round trip.
 func (f *FS) EarlyAt(wait time.Duration) time.Duration { return f.early.comp.Load().At(wait) }
+
+// SetTransferEarly makes the share answer a read or a write earlier by
+// read or write (wall time) per MiB it moves: the time the front in front
+// of the share (smbd) and the host's network stack take to move the
+// request's bytes between the client and the share, outside the model. A
+// write's bytes cross the host before the share sees the request, and a
+// read's after it answers, while the model's link moves them within the
+// request's time: so that the client sees the model's time, that part of
+// it is taken off, as the round trip is (SetProbeWait, EarlyAt). The
+// fronts measure it with probe files, whose writes are discarded.
+func (f *FS) SetTransferEarly(read, write time.Duration) {
+	f.transferEarly[0].Store(int64(read))
+	f.transferEarly[1].Store(int64(write))
+}
+
+// SetFileOpEarly makes the share answer an open or a create earlier by
+// open, and a close by close (wall times): the time the front in front of
+// the share (smbd) spends on such a client request outside the model,
+// beyond its round trip (SetProbeWait, EarlyAt). smbd serves one SMB
+// CREATE with a dozen calls into the share (lookups, attributes, extended
+// attributes, the open, a truncate) where the model charges one file
+// operation; the fronts measure the rest with probe files, whose opens,
+// creates and closes charge nothing.
+func (f *FS) SetFileOpEarly(open, close time.Duration) {
+	f.fileOpEarly[0].Store(int64(open))
+	f.fileOpEarly[1].Store(int64(close))
+}
+
+// fileOpEarlyFor returns how early (model time) to answer a file
+// operation (see SetFileOpEarly).
+func (f *FS) fileOpEarlyFor(op models.Op) time.Duration {
+	var d int64
+	switch op {
+	case models.Open, models.Create:
+		d = f.fileOpEarly[0].Load()
+	case models.Close:
+		d = f.fileOpEarly[1].Load()
+	}
+	if d == 0 {
+		return 0
+	}
+	return time.Duration(float64(d) / f.early.scale())
+}
+
+// transferEarlyFor returns how early (model time) to answer a read or a
+// write of n bytes (see SetTransferEarly).
+func (f *FS) transferEarlyFor(op models.Op, n int64) time.Duration {
+	var perMiB int64
+	switch op {
+	case models.Read:
+		perMiB = f.transferEarly[0].Load()
+	case models.Write:
+		perMiB = f.transferEarly[1].Load()
+	}
+	if perMiB == 0 {
+		return 0
+	}
+	return time.Duration(float64(perMiB) * float64(n) / (1 << 20) / f.early.scale())
+}
 
 // waitProbe delays a read of a probe file (see SetProbeWait), paced as
 // charged requests are.

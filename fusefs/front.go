@@ -48,7 +48,7 @@ func (h *file) chargeClose() syscall.Errno {
 // releaseCharge is the charge of RELEASE: the Close, unless it was charged
 // at FLUSH (closeAtFlush).
 func (h *file) releaseCharge() syscall.Errno {
-	if h.fs.closeAtFlush() {
+	if h.fs.closeAtFlush() || h.probe {
 		return 0
 	}
 	return h.chargeClose()
@@ -56,7 +56,7 @@ func (h *file) releaseCharge() syscall.Errno {
 
 // flushCharge is the charge of FLUSH: the Close when closeAtFlush.
 func (h *file) flushCharge() syscall.Errno {
-	if !h.fs.closeAtFlush() {
+	if !h.fs.closeAtFlush() || h.probe {
 		return 0
 	}
 	return h.chargeClose()

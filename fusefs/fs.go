@@ -101,11 +101,17 @@ type FS struct {
 	metrics *Metrics
 	debug   bool
 
-	replacement  func(member int) (models.Device, error)
-	early        *earlyClock
-	probing      atomic.Pointer[probe] // while the compensation is measured
-	probeWait    atomic.Int64          // wall nanoseconds (see SetProbeWait)
-	compensation time.Duration         // as in Options
+	replacement func(member int) (models.Device, error)
+	early       *earlyClock
+	probing     atomic.Pointer[probe] // while the compensation is measured
+	probeWait   atomic.Int64          // wall nanoseconds (see SetProbeWait)
+	// transferEarly is how early a read's or a write's answer goes per MiB
+	// it moves, in wall nanoseconds (see SetTransferEarly).
+	transferEarly [2]atomic.Int64 // [0] reads, [1] writes
+	// fileOpEarly is how early an open's (or create's) and a close's
+	// answer goes, in wall nanoseconds (see SetFileOpEarly).
+	fileOpEarly  [2]atomic.Int64 // [0] opens and creates, [1] closes
+	compensation time.Duration   // as in Options
 	front        Front
 	splitsSMB    bool // SplitsSMBWrites, for FrontSMB
 	spliceReads  bool // the mount splices reads (see splice.go)

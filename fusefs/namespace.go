@@ -36,15 +36,18 @@ func (n *node) Unlink(ctx context.Context, name string) (errno syscall.Errno) {
 		return syscall.ENOENT
 	}
 	st, ok := n.lstatChild(name)
-	if ok && st.Mode&syscall.S_IFMT == syscall.S_IFREG {
+	probe := n.probeChild(name)
+	switch {
+	case probe: // timed by the fronts, not charged
+	case ok && st.Mode&syscall.S_IFMT == syscall.S_IFREG:
 		errno = n.fs.chargeFile(models.Remove, st.Ino, st.Size)
-	} else {
+	default:
 		errno = n.fs.charge(models.Remove)
 	}
 	if errno != 0 {
 		return errno
 	}
-	if !n.fs.journaling() {
+	if !n.fs.journaling() || probe { // a probe file is not the clients' (see Create)
 		if errno = n.LoopbackNode.Unlink(ctx, name); errno != 0 {
 			return errno
 		}

@@ -2,7 +2,9 @@ package fusefs
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -71,11 +73,20 @@ func hiddenName(name string) bool {
 	return strings.HasPrefix(name, StateFile) || strings.HasPrefix(name, ArrayStateFile) || name == HoldDir
 }
 
-// ProbePrefix starts the name of the file 'nasemu nas' times the host's
-// SMB round trip with (smb.ProbeName, followed by its process id) in the
-// share's root. The root's listing leaves it out, but lookups find it:
-// the prober opens it by name through smbd.
+// ProbePrefix starts the names of the files 'nasemu nas' times the host's
+// SMB path with (smb.ProbeName, followed by its process id; probeNames) in
+// the share's root. The root's listing leaves them out, but lookups find
+// them: the prober opens them by name through smbd.
 const ProbePrefix = ".nasemu-probe-"
+
+// probeNames are the names of this process's probe files: ProbePrefix and
+// its process id, and that followed by "-f" (smb.Prober's). Only they are
+// timed without a charge and have their writes discarded: another client's
+// file that only shares the prefix keeps its bytes.
+var probeNames = [2]string{ProbePrefix + strconv.Itoa(os.Getpid()), ProbePrefix + strconv.Itoa(os.Getpid()) + "-f"}
+
+// isProbeName reports whether name is one of probeNames.
+func isProbeName(name string) bool { return name == probeNames[0] || name == probeNames[1] }
 
 // unlisted reports whether the root's listing leaves a name out.
 func unlisted(name string) bool { return hiddenName(name) || strings.HasPrefix(name, ProbePrefix) }

@@ -2,7 +2,6 @@ package fusefs
 
 import (
 	"context"
-	"strings"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -39,10 +38,16 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 	if n.hidden(name) {
 		return nil, nil, 0, syscall.EPERM
 	}
-	if errno = n.fs.chargeCreate(); errno != 0 {
-		return nil, nil, 0, errno
+	probe := n.probeChild(name)
+	if !probe {
+		if errno = n.fs.chargeCreate(); errno != 0 {
+			return nil, nil, 0, errno
+		}
 	}
-	if !n.fs.journaling() {
+	// A probe file is the fronts' own, not the clients': it is no change
+	// of the running transaction, whose commits would cost the host an
+	// fsync every few seconds while the fronts probe.
+	if !n.fs.journaling() || probe {
 		boot := n.fs.reboot.boot.Load()
 		inode, lfh, _, errno := n.LoopbackNode.Create(ctx, name, backingFlags(flags), mode, out)
 		if errno != 0 {
@@ -53,7 +58,11 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 			n.fs.truncate(ino, 0)
 		}
 		h := n.fs.newFile(lfh.(*fs.LoopbackFile), ino, inode, boot, flags)
-		return inode, h, n.fs.frontOpenFlags(flags), 0
+		fuseFlags = n.fs.frontOpenFlags(flags)
+		if probe {
+			h.probe, fuseFlags = true, fuseFlags|fuse.FOPEN_DIRECT_IO
+		}
+		return inode, h, fuseFlags, 0
 	}
 	n.fs.lockJournal()
 	defer n.fs.unlockJournal()
@@ -123,20 +132,29 @@ func (n *node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 		lf.Release(ctx)
 		return nil, 0, errno
 	}
-	if errno = n.fs.chargeFile(models.Open, out.Ino, int64(out.Size)); errno != 0 {
-		lf.Release(ctx)
-		return nil, 0, errno
+	probe := n.fs.front == FrontSMB && n.isProbe()
+	if !probe {
+		if errno = n.fs.chargeFile(models.Open, out.Ino, int64(out.Size)); errno != 0 {
+			lf.Release(ctx)
+			return nil, 0, errno
+		}
 	}
 	if flags&syscall.O_TRUNC != 0 && !trunc {
 		n.fs.truncate(out.Ino, 0)
 	}
 	h := n.fs.newFile(lf, out.Ino, n.EmbeddedInode(), boot, flags)
 	fuseFlags = n.fs.frontOpenFlags(flags)
-	if n.fs.front == FrontSMB && n.isProbe() {
-		// Every read of it reaches the share, to be timed.
+	if probe {
+		// Every read and write of it reaches the share, to be timed.
 		h.probe, fuseFlags = true, fuseFlags|fuse.FOPEN_DIRECT_IO
 	}
 	return h, fuseFlags, 0
+}
+
+// probeChild reports whether name, in directory n, is a probe file's
+// behind smbd (see isProbe).
+func (n *node) probeChild(name string) bool {
+	return n.fs.front == FrontSMB && n.IsRoot() && isProbeName(name)
 }
 
 // isProbe reports whether the node is a probe file (see FS.SetProbeWait):
@@ -144,7 +162,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 // name and parent, not its path, which every open would build.
 func (n *node) isProbe() bool {
 	name, parent := n.Parent()
-	return parent != nil && parent.IsRoot() && strings.HasPrefix(name, ProbePrefix)
+	return parent != nil && parent.IsRoot() && isProbeName(name)
 }
 
 // openFlags returns the FUSE open flags for a client's open flags: O_DIRECT

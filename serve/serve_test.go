@@ -100,6 +100,48 @@ func TestSMBCompensatorCaps(t *testing.T) {
 	}
 }
 
+// The transfer compensation is the larger requests' extra time per MiB,
+// never below zero and at most the cap.
+func TestTransferPerMiB(t *testing.T) {
+	ms := func(f ...float64) []time.Duration {
+		var d []time.Duration
+		for _, x := range f {
+			d = append(d, time.Duration(x*float64(time.Millisecond)))
+		}
+		return d
+	}
+	small := ms(0.2, 0.2, 0.2, 0.2)
+	scaled := 4 * float64(time.Millisecond) * (1 << 20) / (1<<20 - 4096) // 4 ms more over 1 MiB less 4 KiB
+	for _, tc := range []struct {
+		big  []time.Duration
+		want time.Duration
+	}{
+		{ms(4.2, 4.2, 4.2, 4.2), time.Duration(scaled)},
+		{ms(0.1, 0.1, 0.1, 0.1), 0},
+		{ms(90, 90, 90, 90), MaxTransferEarly},
+	} {
+		if got := transferPerMiB(small, tc.big); got != tc.want {
+			t.Errorf("small 0.2 ms, big %v: %v per MiB, want %v", tc.big[0], got, tc.want)
+		}
+	}
+}
+
+// The file operation compensation is what the operation takes beyond a
+// read's round trip, never below zero and at most the cap.
+func TestFileOpEarly(t *testing.T) {
+	us := func(x time.Duration) []time.Duration { return []time.Duration{x, x, x, x} }
+	small := us(200 * time.Microsecond)
+	for _, tc := range []struct{ ops, want time.Duration }{
+		{900 * time.Microsecond, 700 * time.Microsecond},
+		{100 * time.Microsecond, 0},
+		{time.Second, MaxFileOpEarly},
+	} {
+		if got := fileOpEarly(small, us(tc.ops)); got != tc.want {
+			t.Errorf("read 200 µs, operation %v: %v early, want %v", tc.ops, got, tc.want)
+		}
+	}
+}
+
 // Without a share, fail and replace act on the volume's array, status
 // reports nothing of a share, and bad requests are refused.
 func TestControlWithoutShare(t *testing.T) {

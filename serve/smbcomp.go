@@ -29,9 +29,27 @@ import (
 //
 // A constant offset does not change what a pipelined job at queue depth
 // moves (the model's reservations space the answers), only the latency of
-// each request. What stays uncompensated is the per-byte host time of
-// large requests, which the model's write-behind and read-ahead mostly
-// hide, and the throughput of the host itself.
+// each request.
+//
+// Large requests also take the host time per byte, to move their bytes
+// between the client and the share: a write's before the share sees it,
+// a read's after the share answers. The model's link moves the same bytes
+// within the request's own time, so the host's time is taken off too
+// (fusefs.FS.SetTransferEarly): the compensator times reads and writes of
+// smb.ProbeTransfer bytes with 4 KiB reads between them (Prober.Transfers,
+// answered at once), and the share answers each read or write earlier by
+// the difference per MiB, capped at MaxTransferEarly. A client whose
+// requests wait for one another (a copy's first write of each file, a
+// single reader) otherwise pays it in series with the model's time. What
+// stays uncompensated is the throughput of the host itself.
+//
+// Likewise smbd serves an SMB CREATE or CLOSE with a dozen calls into the
+// share (lookups, attributes, extended attributes, a truncate) where the
+// model charges one file operation. The compensator times the create and
+// the close of a new probe file (Prober.FileOps, charged nothing), and the
+// share answers opens and creates, and closes, earlier by what each takes
+// beyond a read's round trip (fusefs.FS.SetFileOpEarly), capped at
+// MaxFileOpEarly.
 type SMBCompensator struct {
 	p     *smb.Prober
 	fs    ProbeFS
@@ -39,6 +57,12 @@ type SMBCompensator struct {
 	stop  chan struct{}
 	done  chan struct{}
 	last  atomic.Pointer[emu.EarlyTable] // the latest measurement, wall times
+	// read and write are the latest transfer compensation per MiB (wall
+	// nanoseconds).
+	read, write atomic.Int64
+	// open and close are the latest file operation compensation (wall
+	// nanoseconds).
+	open, close atomic.Int64
 }
 
 // ProbeFS is the share under smbd, as the compensator uses it
@@ -50,6 +74,12 @@ type ProbeFS interface {
 	// EarlyAt returns how early the share answers by itself a request
 	// whose client waits wait.
 	EarlyAt(wait time.Duration) time.Duration
+	// SetTransferEarly makes reads and writes answer earlier by read and
+	// write per MiB they move.
+	SetTransferEarly(read, write time.Duration)
+	// SetFileOpEarly makes opens and creates answer earlier by open and
+	// closes by close.
+	SetFileOpEarly(open, close time.Duration)
 }
 
 // smbProbeWaits are the waits at which the round trip is measured, as the
@@ -63,6 +93,17 @@ const (
 	// MaxSMBCompensation caps the compensation: a host too loaded to
 	// measure must not make the share answer far too early.
 	MaxSMBCompensation = 400 * time.Microsecond
+	// smbProbeTransfers is how many rounds of Prober.Transfers each
+	// measurement takes.
+	smbProbeTransfers = 4
+	// MaxTransferEarly caps the transfer compensation per MiB: 20 ms is a
+	// host path of 50 MB/s, slower than any link worth emulating.
+	MaxTransferEarly = 20 * time.Millisecond
+	// smbProbeFileOps is how many rounds of Prober.FileOps each
+	// measurement takes.
+	smbProbeFileOps = 4
+	// MaxFileOpEarly caps the file operation compensation.
+	MaxFileOpEarly = 5 * time.Millisecond
 )
 
 // StartSMBCompensator connects to the share srv serves (with password),
@@ -88,7 +129,9 @@ func StartSMBCompensator(srv *smb.Samba, password string, fs ProbeFS, clock *Com
 		return c
 	}
 	t := c.last.Load()
-	log.Info("SMB round trip measured", "waits", t.Wait, "early", t.Early)
+	r, w := c.Transfer()
+	o, cl := c.FileOps()
+	log.Info("SMB round trip measured", "waits", t.Wait, "early", t.Early, "read_per_MiB", r, "write_per_MiB", w, "open", o, "close", cl)
 	go func() {
 		defer close(c.done)
 		t := time.NewTicker(smbProbeEvery)
@@ -120,8 +163,50 @@ func (c *SMBCompensator) measure() error {
 		t.Wait = append(t.Wait, w)
 		t.Early = append(t.Early, emu.MiddleMean(lat)-w-c.fs.EarlyAt(w))
 	}
+	c.fs.SetProbeWait(0)
+	small, reads, writes, err := c.p.Transfers(smbProbeTransfers, smbProbeGap)
+	if err != nil {
+		return err
+	}
+	c.read.Store(int64(transferPerMiB(small, reads)))
+	c.write.Store(int64(transferPerMiB(small, writes)))
+	c.fs.SetTransferEarly(c.Transfer())
+	small, creates, closes, err := c.p.FileOps(smbProbeFileOps, smbProbeGap)
+	if err != nil {
+		return err
+	}
+	c.open.Store(int64(fileOpEarly(small, creates)))
+	c.close.Store(int64(fileOpEarly(small, closes)))
+	c.fs.SetFileOpEarly(c.FileOps())
 	c.set(t)
 	return nil
+}
+
+// transferPerMiB returns the host's time per MiB moved, from the round
+// trips of 4 KiB reads (small) and of smb.ProbeTransfer bytes (big),
+// capped at MaxTransferEarly and never below zero.
+func transferPerMiB(small, big []time.Duration) time.Duration {
+	d := float64(emu.MiddleMean(big)-emu.MiddleMean(small)) * (1 << 20) / (smb.ProbeTransfer - 4096)
+	return max(0, min(time.Duration(d), MaxTransferEarly))
+}
+
+// fileOpEarly returns the host's time for a file operation beyond a
+// read's round trip, from the round trips of 4 KiB reads (small) and of
+// the operation (ops), capped at MaxFileOpEarly and never below zero.
+func fileOpEarly(small, ops []time.Duration) time.Duration {
+	return max(0, min(emu.MiddleMean(ops)-emu.MiddleMean(small), MaxFileOpEarly))
+}
+
+// FileOps returns the latest file operation compensation (wall time) of
+// opens and creates and of closes.
+func (c *SMBCompensator) FileOps() (open, close time.Duration) {
+	return time.Duration(c.open.Load()), time.Duration(c.close.Load())
+}
+
+// Transfer returns the latest transfer compensation per MiB (wall time)
+// of reads and of writes.
+func (c *SMBCompensator) Transfer() (read, write time.Duration) {
+	return time.Duration(c.read.Load()), time.Duration(c.write.Load())
 }
 
 // set records a measurement (each figure capped) and sets the clock.

@@ -328,8 +328,11 @@ func nas(ctx context.Context, args []string, stderr io.Writer, ready func(nasInf
 		info.Mountpoint, info.SMB, info.URL = mnt, srv, srv.URL("")
 		capacity, free := f.Usage()
 		fmt.Fprintf(stderr, "nasemu nas: %s (%s usable, %s free), files in %s\n", s.Name, models.Bytes(capacity).Human(), models.Bytes(free).Human(), f.Backing())
-		fmt.Fprintf(stderr, "nasemu nas: SMB share //%s/%s for user %s (target %s), answers %v early (FUSE %v, SMB %v)\n",
-			srv.Addr(), srv.Share(), *userName, srv.URL(""), wallTime(f.Compensation(), *scale)+rt, wallTime(f.Compensation(), *scale), rt)
+		tr, tw := comp.Transfer()
+		to, tc := comp.FileOps()
+		us := func(d time.Duration) time.Duration { return d.Round(time.Microsecond) }
+		fmt.Fprintf(stderr, "nasemu nas: SMB share //%s/%s for user %s (target %s), answers %v early (FUSE %v, SMB %v); reads and writes %v and %v per MiB, opens %v and closes %v earlier still\n",
+			srv.Addr(), srv.Share(), *userName, srv.URL(""), wallTime(f.Compensation(), *scale)+rt, wallTime(f.Compensation(), *scale), rt, us(tr), us(tw), us(to), us(tc))
 		if fusefs.SplitsSMBWrites() {
 			fmt.Fprintf(stderr, "nasemu nas: warning: this kernel splits an SMB client's 1 MiB requests in two on their way to the share, and each half is charged as a request (fs.fuse.max_pages_limit is below 257): raise it with 'sysctl fs.fuse.max_pages_limit=1024'\n")
 		}
