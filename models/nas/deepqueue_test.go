@@ -2,7 +2,6 @@ package nas
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -11,45 +10,6 @@ import (
 	"github.com/nasemu/nasemu/models/devicetest"
 	"github.com/nasemu/nasemu/models/raid"
 )
-
-// scattered is storage of unbounded parallelism whose requests take from
-// lo to hi, spread evenly over that range (by the fractional parts of
-// multiples of the golden ratio): they complete out of the order they were
-// issued in, as a drive's reordered queue or an array's members complete
-// them, so the work a resource above books for their completions lands
-// in its calendar out of order too.
-type scattered struct {
-	lo, hi time.Duration
-	n      int
-}
-
-func (s *scattered) Capacity() int64 { return 64 * models.GiB }
-
-func (s *scattered) Submit(at time.Duration, r models.Request) (time.Duration, error) {
-	if err := models.CheckRange(r, s.Capacity()); err != nil {
-		return at, err
-	}
-	s.n++
-	_, f := math.Modf(float64(s.n) * math.Phi)
-	return at + s.lo + time.Duration(f*float64(s.hi-s.lo)), nil
-}
-
-// holdsDeepQueue runs n requests of next in a closed loop on d, first one
-// at a time and then at queue depth qd, and checks that the deep queue
-// completes them at min(qd / latency, ceiling) within -3 %..+1 %, the
-// latency being the mean of the run one at a time.
-func holdsDeepQueue(t *testing.T, what string, d models.Device, qd int, ceiling float64, next func(int) models.Request) {
-	t.Helper()
-	const n1, n = 2000, 40_000
-	one := devicetest.ClosedLoop(t, d, 0, 1, n1, next)
-	lat := one.Elapsed / n1
-	deep := devicetest.ClosedLoop(t, d, one.Elapsed, qd, n, next)
-	want := min(float64(qd)/lat.Seconds(), ceiling)
-	t.Logf("%s, QD%d: %.0f IOPS, want %.0f (latency %v, ceiling %.0f)", what, qd, deep.IOPS(), want, lat, ceiling)
-	if got := deep.IOPS(); got < want*0.97 || got > want*1.01 {
-		t.Errorf("%s, QD%d: %.0f IOPS, want %.0f (min(QD/latency, %.0f))", what, qd, got, want, ceiling)
-	}
-}
 
 // A crypto engine holds the decryption of every read in flight: direct
 // reads of an encrypted share, from storage that takes 2 to 14 ms and
@@ -79,11 +39,11 @@ func TestEngineHoldsDeepQueues(t *testing.T) {
 		cfg.DirectIO, cfg.Encrypted = true, true
 		cfg.CPU.Cores = 8
 		cfg.CPU.HasCryptoOffload, cfg.CPU.CryptoEngine, cfg.CPU.OffloadAESRate = true, true, models.Bytes(tc.rate)
-		c, err := New(cfg, &scattered{lo: 2 * time.Millisecond, hi: 14 * time.Millisecond})
+		c, err := New(cfg, &devicetest.Scattered{Lo: 2 * time.Millisecond, Hi: 14 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
-		holdsDeepQueue(t, fmt.Sprintf("%d KiB reads, %.0f MB/s engine", tc.bs>>10, tc.rate/1e6), c, tc.qd, tc.rate/float64(tc.bs),
+		devicetest.DeepQueue(t, fmt.Sprintf("%d KiB reads, %.0f MB/s engine", tc.bs>>10, tc.rate/1e6), c, tc.qd, tc.rate/float64(tc.bs),
 			devicetest.RandomReads(1, tc.bs, 8*models.GiB))
 	}
 }
@@ -121,12 +81,12 @@ func TestBusHoldsDeepQueues(t *testing.T) {
 		}
 		var out []*Port
 		for range n {
-			out = append(out, bus.Attach(&scattered{lo: 2 * time.Millisecond, hi: 14 * time.Millisecond}))
+			out = append(out, bus.Attach(&devicetest.Scattered{Lo: 2 * time.Millisecond, Hi: 14 * time.Millisecond}))
 		}
 		return out
 	}
-	holdsDeepQueue(t, "bus data, 30 % writes", &spread{ports: ports(BusConfig{Rate: 1e9}, 8), k: new(int)}, qd, 1e9/4096, mixed(30))
-	holdsDeepQueue(t, "port link, 30 % writes", &spread{ports: ports(BusConfig{PortRate: models.Bytes(SATA3)}, 1), k: new(int)}, qd, SATA3/4096, mixed(30))
+	devicetest.DeepQueue(t, "bus data, 30 % writes", &spread{ports: ports(BusConfig{Rate: 1e9}, 8), k: new(int)}, qd, 1e9/4096, mixed(30))
+	devicetest.DeepQueue(t, "port link, 30 % writes", &spread{ports: ports(BusConfig{PortRate: models.Bytes(SATA3)}, 1), k: new(int)}, qd, SATA3/4096, mixed(30))
 
 	const perCommand = 7500 * time.Nanosecond
 	var members []models.Device
@@ -137,5 +97,5 @@ func TestBusHoldsDeepQueues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	holdsDeepQueue(t, "commands, RAID 5 writes", a, qd, 1/(4*perCommand).Seconds(), mixed(100))
+	devicetest.DeepQueue(t, "commands, RAID 5 writes", a, qd, 1/(4*perCommand).Seconds(), mixed(100))
 }
