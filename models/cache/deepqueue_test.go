@@ -44,5 +44,5 @@ func TestWorkerHoldsDeepQueues(t *testing.T) {
 		}
 		return models.Request{Op: op, Offset: rng.Int64N(16*models.GiB/4096) * 4096, Length: 4096}
 	}
-	devicetest.DeepQueue(t, "90 % read misses, 10 % writes", tr, 256, math.Inf(1), next)
+	devicetest.DeepQueue(t, "90 % read misses, 10 % writes", tr, 0, 256, math.Inf(1), next)
 }

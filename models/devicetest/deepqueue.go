@@ -37,19 +37,19 @@ func (s *Scattered) Submit(at time.Duration, r models.Request) (time.Duration, e
 }
 
 // DeepQueue checks that d loses no throughput at queue depth qd: it runs
-// next in a closed loop, 2,000 requests one at a time and then 40,000 qd
-// at a time, and fails the test unless the deep queue completes them at
+// next in a closed loop from start, 2,000 requests one at a time and then
+// 40,000 qd at a time, and fails the test unless the deep queue completes them at
 // min(qd / latency, ceiling) within -3 %..+1 %, the latency being the
 // mean of the run one at a time and ceiling the requests per second of
 // the resource that limits them. A resource that holds work booked ahead
 // for each request in flight and forgets some of it at depth falls short.
 // what names the case in messages; the deep run is returned.
-func DeepQueue(t testing.TB, what string, d models.Device, qd int, ceiling float64, next func(int) models.Request) Loop {
+func DeepQueue(t testing.TB, what string, d models.Device, start time.Duration, qd int, ceiling float64, next func(int) models.Request) Loop {
 	t.Helper()
 	const n1, n = 2000, 40_000
-	one := ClosedLoop(t, d, 0, 1, n1, next)
+	one := ClosedLoop(t, d, start, 1, n1, next)
 	lat := one.Elapsed / n1
-	deep := ClosedLoop(t, d, one.Elapsed, qd, n, next)
+	deep := ClosedLoop(t, d, start+one.Elapsed, qd, n, next)
 	want := min(float64(qd)/lat.Seconds(), ceiling)
 	t.Logf("%s, QD%d: %.0f IOPS, want %.0f (latency %v, ceiling %.0f)", what, qd, deep.IOPS(), want, lat, ceiling)
 	if got := deep.IOPS(); got < want*0.97 || got > want*1.01 {

@@ -44,6 +44,6 @@ func TestLinkHoldsDeepQueues(t *testing.T) {
 	}{{"10gbe", 64}, {"10gbe", 256}, {"1gbe", 256}} {
 		l := mustNew(t, Config{Kind: tc.kind})
 		rt := &roundTrip{l: l, nas: devicetest.Scattered{Lo: 2 * time.Millisecond, Hi: 14 * time.Millisecond}}
-		devicetest.DeepQueue(t, tc.kind+" reads", rt, tc.qd, 1/l.WireTime(4096).Seconds(), devicetest.RandomReads(1, 4096, models.GiB))
+		devicetest.DeepQueue(t, tc.kind+" reads", rt, 0, tc.qd, 1/l.WireTime(4096).Seconds(), devicetest.RandomReads(1, 4096, models.GiB))
 	}
 }

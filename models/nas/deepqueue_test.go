@@ -43,7 +43,7 @@ func TestEngineHoldsDeepQueues(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		devicetest.DeepQueue(t, fmt.Sprintf("%d KiB reads, %.0f MB/s engine", tc.bs>>10, tc.rate/1e6), c, tc.qd, tc.rate/float64(tc.bs),
+		devicetest.DeepQueue(t, fmt.Sprintf("%d KiB reads, %.0f MB/s engine", tc.bs>>10, tc.rate/1e6), c, 0, tc.qd, tc.rate/float64(tc.bs),
 			devicetest.RandomReads(1, tc.bs, 8*models.GiB))
 	}
 }
@@ -85,8 +85,8 @@ func TestBusHoldsDeepQueues(t *testing.T) {
 		}
 		return out
 	}
-	devicetest.DeepQueue(t, "bus data, 30 % writes", &spread{ports: ports(BusConfig{Rate: 1e9}, 8), k: new(int)}, qd, 1e9/4096, mixed(30))
-	devicetest.DeepQueue(t, "port link, 30 % writes", &spread{ports: ports(BusConfig{PortRate: models.Bytes(SATA3)}, 1), k: new(int)}, qd, SATA3/4096, mixed(30))
+	devicetest.DeepQueue(t, "bus data, 30 % writes", &spread{ports: ports(BusConfig{Rate: 1e9}, 8), k: new(int)}, 0, qd, 1e9/4096, mixed(30))
+	devicetest.DeepQueue(t, "port link, 30 % writes", &spread{ports: ports(BusConfig{PortRate: models.Bytes(SATA3)}, 1), k: new(int)}, 0, qd, SATA3/4096, mixed(30))
 
 	const perCommand = 7500 * time.Nanosecond
 	var members []models.Device
@@ -97,5 +97,5 @@ func TestBusHoldsDeepQueues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	devicetest.DeepQueue(t, "commands, RAID 5 writes", a, qd, 1/(4*perCommand).Seconds(), mixed(100))
+	devicetest.DeepQueue(t, "commands, RAID 5 writes", a, 0, qd, 1/(4*perCommand).Seconds(), mixed(100))
 }
