@@ -43,13 +43,14 @@ func (s *Scattered) Submit(at time.Duration, r models.Request) (time.Duration, e
 // mean of the run one at a time and ceiling the requests per second of
 // the resource that limits them. A resource that holds work booked ahead
 // for each request in flight and forgets some of it at depth falls short.
-// what names the case in messages; the deep run is returned.
+// The requests keep the Thread next gives them (Closed.OwnThreads). what
+// names the case in messages; the deep run is returned.
 func DeepQueue(t testing.TB, what string, d models.Device, start time.Duration, qd int, ceiling float64, next func(int) models.Request) Loop {
 	t.Helper()
 	const n1, n = 2000, 40_000
-	one := ClosedLoop(t, d, start, 1, n1, next)
+	one := Closed{Start: start, QD: 1, N: n1, OwnThreads: true}.Run(t, d, next)
 	lat := one.Elapsed / n1
-	deep := ClosedLoop(t, d, start+one.Elapsed, qd, n, next)
+	deep := Closed{Start: start + one.Elapsed, QD: qd, N: n, OwnThreads: true}.Run(t, d, next)
 	want := min(float64(qd)/lat.Seconds(), ceiling)
 	t.Logf("%s, QD%d: %.0f IOPS, want %.0f (latency %v, ceiling %.0f)", what, qd, deep.IOPS(), want, lat, ceiling)
 	if got := deep.IOPS(); got < want*0.97 || got > want*1.01 {
