@@ -99,3 +99,41 @@ func TestBusHoldsDeepQueues(t *testing.T) {
 	}
 	devicetest.DeepQueue(t, "commands, RAID 5 writes", a, 0, qd, 1/(4*perCommand).Seconds(), mixed(100))
 }
+
+// A local client's thread and md's stripe thread book their work as
+// requests arrive, not ahead for when I/O completes, so their calendars
+// (Timelines of 32 intervals) lose nothing at depth: one thread of direct
+// 4 KiB reads at QD256 (15 µs of the thread a read, 8 cores) and 4 KiB
+// RAID 5 writes through md at QD256 (4 pages of its thread a write), over
+// storage that completes out of order, run at min(QD / latency, the
+// thread's rate).
+func TestThreadsHoldDeepQueues(t *testing.T) {
+	const qd = 256
+	const perCall = 15 * time.Microsecond
+	cfg := small()
+	cfg.Local, cfg.DirectIO = true, true
+	cfg.CPU.Cores = 8
+	cfg.CPU.PerRequest, cfg.CPU.PerIO = 3*time.Microsecond, perCall-3*time.Microsecond
+	c, err := New(cfg, &devicetest.Scattered{Lo: 2 * time.Millisecond, Hi: 14 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	devicetest.DeepQueue(t, "one local thread's reads", c, 0, qd, 1/perCall.Seconds(), devicetest.RandomReads(1, 4096, 8*models.GiB))
+
+	var members []models.Device
+	for range 4 {
+		members = append(members, &devicetest.Scattered{Lo: 800 * time.Microsecond, Hi: 5600 * time.Microsecond})
+	}
+	a, err := raid.New(raid.Config{Level: raid.RAID5, Chunk: models.Bytes(64 * models.KiB)}, members)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := New(Config{CPU: CPU{Cores: 16}, DirectIO: true, RAIDStack: RAIDStackMD}, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writes := rand.New(rand.NewPCG(1, 2))
+	devicetest.DeepQueue(t, "md RAID 5 writes", md, 0, qd, 1/(4*MDStripePage).Seconds(), func(int) models.Request {
+		return models.Request{Op: models.Write, Offset: writes.Int64N(8*models.GiB/4096) * 4096, Length: 4096}
+	})
+}
