@@ -40,7 +40,7 @@ type Tier struct {
 
 	// CPU work (cpu.go); nil cpu: none charged.
 	cpu                CPU
-	worker             timeline.Timeline // the target's worker thread (cpu.go)
+	worker             timeline.Core // the target's worker thread (cpu.go)
 	ioCost, lookupCost time.Duration
 	mdBase, mdArea     int64 // offset and size of the metadata area on each cache drive (read-write mode)
 	md                 map[int64]mdWrite

@@ -71,16 +71,20 @@
 // # Full duplex and reservation
 //
 // Each direction of each member link is its own resource with a busy
-// timeline (models/timeline, ReserveSplit: a message's frames may
+// calendar (models/timeline, ReserveSplit: a message's frames may
 // interleave with frames booked before it). A message that becomes ready at
 // t occupies the first idle
 // stretches of the wire at or after t, so a response that is ready early is
 // not held behind one booked earlier for a later time (the wire is
 // work-conserving, as TCP's byte stream is when a server writes responses
 // as they complete). Messages may therefore be sent with any t, in any
-// order. The timeline keeps a bounded number of busy intervals; when it is
-// full the oldest is forgotten and nothing is placed before its end, which
-// only matters for messages sent far in the past.
+// order. The calendar keeps a bounded number of busy intervals; when it is
+// full the earliest is forgotten and nothing is placed before its end.
+// The response of every request in flight is booked ahead, for when the
+// NAS completes it, out of order: a direction is a timeline.Core, whose
+// calendar holds a thousand of them. With a Timeline's 32 it forgot
+// future ones past some 32 requests in flight, and 4 KiB reads at QD256
+// on 10GbE ran 19 % below what the NAS allowed (TestLinkHoldsDeepQueues).
 //
 // # Several links
 //

@@ -33,8 +33,9 @@ type Link struct {
 	payload, wire, frames, messages [2]int64 // by Dir
 }
 
-// lane is one member link: one timeline per direction.
-type lane struct{ dir [2]timeline.Timeline }
+// lane is one member link: a calendar per direction (see the package doc
+// for why a Core's).
+type lane struct{ dir [2]timeline.Core }
 
 // New returns the links that cfg describes.
 func New(cfg Config) (*Link, error) {

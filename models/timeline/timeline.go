@@ -25,10 +25,15 @@
 // more than its window of them forgets one that lies in the future, and
 // nothing can be placed before it — work arriving earlier waits behind it
 // while the resource idles. A Timeline's 32 is ample for resources whose
-// bookings lie close to their arrival (links, dies, channels, heads). A
-// CPU core holds the work each request in flight will do when its I/O
-// completes, one stretch per request: a Core keeps enough of them for
-// any queue depth a benchmark keeps in flight on one core.
+// bookings come roughly in time order and lie close to their arrival (an
+// SSD's die, a client thread, md's stripe thread). A resource that holds a booking ahead
+// for each request in flight holds one stretch per request, out of order
+// as the requests complete: a CPU core the work a request will do when
+// its I/O completes, a crypto engine its decryption, a drive bus and a
+// network link's direction its data or response, a cache tier's worker
+// its fill. Such a resource is a Core, which keeps enough of them for any
+// queue depth a benchmark keeps in flight; with a Timeline's 32 it
+// served some 32 requests at once.
 package timeline
 
 import (
@@ -40,8 +45,8 @@ import (
 const Window = 32
 
 // CoreWindow is the number of disjoint busy intervals a Core remembers:
-// with one stretch of post-I/O work booked ahead per request in flight, a
-// core holds up to about CoreWindow requests at once.
+// with one stretch of work booked ahead per request in flight, a resource
+// holds up to about CoreWindow requests at once.
 const CoreWindow = 1024
 
 // ring is the storage of a calendar's intervals: an array whose length,
@@ -63,8 +68,10 @@ type interval struct{ start, end time.Duration }
 // value is an idle resource.
 type Timeline = calendar[[Window]interval]
 
-// Core is a calendar keeping CoreWindow intervals, for a CPU core (see
-// the package doc). The zero value is an idle core.
+// Core is a calendar keeping CoreWindow intervals, for a resource that
+// holds a booking ahead for each request in flight: a CPU core, a crypto
+// engine, a bus, a link direction (see the package doc). The zero value
+// is an idle resource.
 type Core = calendar[[CoreWindow]interval]
 
 // calendar is a resource's calendar keeping len(R) intervals.
