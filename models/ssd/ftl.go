@@ -27,10 +27,11 @@ const (
 // frontiers, and greedy GC buckets of its full blocks by valid count.
 type die struct {
 	busy timeline.Timeline
-	// sense books host reads when programs and erases can be suspended
-	// (Config.ProgramSuspend, EraseSuspend): reads queue only behind reads
-	// (suspend.go).
+	// sense books host reads, which queue only behind host reads; ops
+	// remembers the operations booked on busy, so that a read can tell
+	// which one is in progress (suspend.go).
 	sense   timeline.Timeline
+	ops     opLog
 	free    []int32 // free block numbers (global), used as a stack
 	hostTLC int32   // open blocks, -1 = none
 	hostSLC int32
@@ -49,9 +50,6 @@ type die struct {
 	victim    int32
 	victimOff int64
 	slcFIFO   []int32 // SLC blocks in the order they filled, for folding
-	// eraseStart and eraseEnd are the die's last erase booked, so that a
-	// read can tell an erase from a program (Config.EraseSuspend).
-	eraseStart, eraseEnd time.Duration
 }
 
 // Drive is the SSD model. It is not safe for concurrent use.
@@ -309,15 +307,8 @@ func (d *Drive) sendRun(t time.Duration, r models.Request, page, lpn, n int64, l
 // channel; it returns when the data is in the controller.
 func (d *Drive) readPage(t time.Duration, p, n int64) time.Duration {
 	di := d.dieOf(p)
-	dd := &d.dies[di]
 	x := transfer(n*slotSize, d.cfg.ChannelMBps)
-	tR := d.senseTime(p, x)
-	if d.cfg.suspends() {
-		return d.readSuspending(di, t, tR, x)
-	}
-	start, _ := dd.busy.Reserve(t, tR+x) // the die holds the data until it is out
-	_, end := d.channels[d.channelOf(di)].Reserve(start+tR, x)
-	return end
+	return d.hostRead(di, t, d.senseTime(p, x), x)
 }
 
 func (d *Drive) write(t time.Duration, r models.Request) time.Duration {
@@ -513,6 +504,14 @@ func (d *Drive) program(di int, blk int32, ready time.Duration) time.Duration {
 	if _, xferEnd := d.channels[d.channelOf(di)].Reserve(start, x); xferEnd > start+x {
 		end = xferEnd + tProg // the channel was busy: the program starts late
 	}
+	op := dieOp{start: start, end: end}
+	if d.mode[blk] != modeSLC {
+		// A word line's page groups are one array operation
+		// (suspend.go); an SLC page group is a word line of its own.
+		k := int64(d.prog[blk]) / d.geo.groupSlots % int64(d.geo.cellBits)
+		op.rest = time.Duration(int64(d.geo.cellBits)-1-k) * (x + tProg)
+	}
+	dd.ops.add(op)
 	d.st.nandWritten += d.geo.groupBytes()
 	d.lastProg = max(d.lastProg, end)
 	return end
