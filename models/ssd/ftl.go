@@ -103,9 +103,10 @@ type Drive struct {
 	lastProg  time.Duration   // latest NAND program completion
 	quiescent time.Duration   // when every die was last known idle
 
-	live    []int64 // scratch for relocation: LPN, PPN pairs of one page group
-	mapped  int64   // user slots that hold data
-	slcUsed int64   // slots in SLC blocks (valid or not) not yet erased
+	tags    []time.Duration // min-heap: completions of a SATA drive's commands in flight (ncq.go)
+	live    []int64         // scratch for relocation: LPN, PPN pairs of one page group
+	mapped  int64           // user slots that hold data
+	slcUsed int64           // slots in SLC blocks (valid or not) not yet erased
 
 	st stats
 }
@@ -157,6 +158,7 @@ func New(cfg Config, seed uint64) (*Drive, error) {
 	d.bufSlots = int(int64(cfg.WriteBuffer) / g.groupBytes())
 	d.inFlight = make([]time.Duration, 0, d.bufSlots)
 	d.live = make([]int64, 0, 2*g.groupSlots)
+	d.tags = make([]time.Duration, 0, ncqTags+1)
 	for i := range d.dies {
 		dd := &d.dies[i]
 		dd.buckets = make([]int32, g.slotsPerBlock+1)
@@ -228,6 +230,10 @@ func (d *Drive) Submit(at time.Duration, r models.Request) (time.Duration, error
 	if d.slcUsed > 0 && at > d.quiescent+foldIdle {
 		d.fold(at)
 	}
+	queued := d.cfg.Interface == SATA && (r.Op == models.Read || r.Op == models.Write)
+	if queued {
+		at = d.tag(at)
+	}
 	_, t := d.ctrl.Reserve(at, d.admit)
 	t += d.cfg.CommandOverhead
 	var done time.Duration
@@ -243,6 +249,9 @@ func (d *Drive) Submit(at time.Duration, r models.Request) (time.Duration, error
 	case models.Flush:
 		d.flushGroup()
 		done = max(t, d.lastProg)
+	}
+	if queued {
+		d.tags = pushTime(d.tags, done)
 	}
 	d.quiescent = max(d.quiescent, done, d.lastProg)
 	return done, nil
@@ -373,16 +382,16 @@ func (d *Drive) bufferSlot() time.Duration {
 	var t time.Duration
 	for len(d.inFlight) >= max(d.bufSlots, 1) {
 		t = max(t, d.inFlight[0])
-		n := len(d.inFlight) - 1
-		d.inFlight[0] = d.inFlight[n]
-		d.inFlight = d.inFlight[:n]
-		siftDown(d.inFlight)
+		d.inFlight = popTime(d.inFlight)
 	}
 	return t
 }
 
-func (d *Drive) pushInFlight(t time.Duration) {
-	h := append(d.inFlight, t)
+func (d *Drive) pushInFlight(t time.Duration) { d.inFlight = pushTime(d.inFlight, t) }
+
+// pushTime adds t to the min-heap h.
+func pushTime(h []time.Duration, t time.Duration) []time.Duration {
+	h = append(h, t)
 	for i := len(h) - 1; i > 0; {
 		p := (i - 1) / 2
 		if h[p] <= h[i] {
@@ -391,7 +400,16 @@ func (d *Drive) pushInFlight(t time.Duration) {
 		h[p], h[i] = h[i], h[p]
 		i = p
 	}
-	d.inFlight = h
+	return h
+}
+
+// popTime removes the least time of the min-heap h, which is not empty.
+func popTime(h []time.Duration) []time.Duration {
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	siftDown(h)
+	return h
 }
 
 // openGroup starts a new host page group, in SLC mode while the SLC cache
