@@ -89,8 +89,8 @@ type Config struct {
 	// that finds its die programming suspends the program, waits this long
 	// for the die to reach a safe point (the end of the program's current
 	// pulse-verify loop), reads, and resumes it, which then ends later by
-	// the read's time. 0 = programs are not suspended (reads wait for them
-	// to end).
+	// the read's time. 0 = programs are not suspended (a read waits for
+	// the program in progress, and the rest of its word line, to end).
 	ProgramSuspend time.Duration `yaml:"program_suspend"`
 	// EraseSuspend is the same for an erase: the wait for the end of the
 	// erase's current pulse-verify loop. 0 = erases are not suspended. A

@@ -26,10 +26,12 @@
 // then tPROG) on the die that frees up first, so queue depth turns into
 // die parallelism. When the buffer is full a write waits for the earliest
 // program in flight. Flush programs the partial page group (padded) and
-// waits for every program. A host read on a die that is programming or
-// erasing waits for it, unless the die suspends that operation
-// (Config.ProgramSuspend, EraseSuspend; suspend.go): then it waits only the
-// suspend latency and pushes the die's later work back by its own time. Completion times follow from these reservations
+// waits for every program. A host read goes ahead of the programs, erases
+// and garbage-collection work queued on its die (read priority, as flash
+// controllers schedule): it waits for the array operation in progress (a
+// program's whole word line) and pushes the die's later work back by its
+// own time, and if the die suspends that operation (Config.ProgramSuspend,
+// EraseSuspend) it waits only the suspend latency (suspend.go). Completion times follow from these reservations
 // at submission; requests may be submitted with times earlier than earlier
 // submissions'.
 //

@@ -27,10 +27,11 @@ const (
 // frontiers, and greedy GC buckets of its full blocks by valid count.
 type die struct {
 	busy timeline.Timeline
-	// sense books host reads when programs and erases can be suspended
-	// (Config.ProgramSuspend, EraseSuspend): reads queue only behind reads
-	// (suspend.go).
+	// sense books host reads, which queue only behind host reads; ops
+	// remembers the operations booked on busy, so that a read can tell
+	// which one is in progress (suspend.go).
 	sense   timeline.Timeline
+	ops     opLog
 	free    []int32 // free block numbers (global), used as a stack
 	hostTLC int32   // open blocks, -1 = none
 	hostSLC int32
@@ -49,9 +50,6 @@ type die struct {
 	victim    int32
 	victimOff int64
 	slcFIFO   []int32 // SLC blocks in the order they filled, for folding
-	// eraseStart and eraseEnd are the die's last erase booked, so that a
-	// read can tell an erase from a program (Config.EraseSuspend).
-	eraseStart, eraseEnd time.Duration
 }
 
 // Drive is the SSD model. It is not safe for concurrent use.
@@ -105,9 +103,10 @@ type Drive struct {
 	lastProg  time.Duration   // latest NAND program completion
 	quiescent time.Duration   // when every die was last known idle
 
-	live    []int64 // scratch for relocation: LPN, PPN pairs of one page group
-	mapped  int64   // user slots that hold data
-	slcUsed int64   // slots in SLC blocks (valid or not) not yet erased
+	tags    []time.Duration // min-heap: completions of a SATA drive's commands in flight (ncq.go)
+	live    []int64         // scratch for relocation: LPN, PPN pairs of one page group
+	mapped  int64           // user slots that hold data
+	slcUsed int64           // slots in SLC blocks (valid or not) not yet erased
 
 	st stats
 }
@@ -159,6 +158,7 @@ func New(cfg Config, seed uint64) (*Drive, error) {
 	d.bufSlots = int(int64(cfg.WriteBuffer) / g.groupBytes())
 	d.inFlight = make([]time.Duration, 0, d.bufSlots)
 	d.live = make([]int64, 0, 2*g.groupSlots)
+	d.tags = make([]time.Duration, 0, ncqTags+1)
 	for i := range d.dies {
 		dd := &d.dies[i]
 		dd.buckets = make([]int32, g.slotsPerBlock+1)
@@ -230,6 +230,10 @@ func (d *Drive) Submit(at time.Duration, r models.Request) (time.Duration, error
 	if d.slcUsed > 0 && at > d.quiescent+foldIdle {
 		d.fold(at)
 	}
+	queued := d.cfg.Interface == SATA && (r.Op == models.Read || r.Op == models.Write)
+	if queued {
+		at = d.tag(at)
+	}
 	_, t := d.ctrl.Reserve(at, d.admit)
 	t += d.cfg.CommandOverhead
 	var done time.Duration
@@ -245,6 +249,9 @@ func (d *Drive) Submit(at time.Duration, r models.Request) (time.Duration, error
 	case models.Flush:
 		d.flushGroup()
 		done = max(t, d.lastProg)
+	}
+	if queued {
+		d.tags = pushTime(d.tags, done)
 	}
 	d.quiescent = max(d.quiescent, done, d.lastProg)
 	return done, nil
@@ -309,15 +316,8 @@ func (d *Drive) sendRun(t time.Duration, r models.Request, page, lpn, n int64, l
 // channel; it returns when the data is in the controller.
 func (d *Drive) readPage(t time.Duration, p, n int64) time.Duration {
 	di := d.dieOf(p)
-	dd := &d.dies[di]
 	x := transfer(n*slotSize, d.cfg.ChannelMBps)
-	tR := d.senseTime(p, x)
-	if d.cfg.suspends() {
-		return d.readSuspending(di, t, tR, x)
-	}
-	start, _ := dd.busy.Reserve(t, tR+x) // the die holds the data until it is out
-	_, end := d.channels[d.channelOf(di)].Reserve(start+tR, x)
-	return end
+	return d.hostRead(di, t, d.senseTime(p, x), x)
 }
 
 func (d *Drive) write(t time.Duration, r models.Request) time.Duration {
@@ -382,16 +382,16 @@ func (d *Drive) bufferSlot() time.Duration {
 	var t time.Duration
 	for len(d.inFlight) >= max(d.bufSlots, 1) {
 		t = max(t, d.inFlight[0])
-		n := len(d.inFlight) - 1
-		d.inFlight[0] = d.inFlight[n]
-		d.inFlight = d.inFlight[:n]
-		siftDown(d.inFlight)
+		d.inFlight = popTime(d.inFlight)
 	}
 	return t
 }
 
-func (d *Drive) pushInFlight(t time.Duration) {
-	h := append(d.inFlight, t)
+func (d *Drive) pushInFlight(t time.Duration) { d.inFlight = pushTime(d.inFlight, t) }
+
+// pushTime adds t to the min-heap h.
+func pushTime(h []time.Duration, t time.Duration) []time.Duration {
+	h = append(h, t)
 	for i := len(h) - 1; i > 0; {
 		p := (i - 1) / 2
 		if h[p] <= h[i] {
@@ -400,7 +400,16 @@ func (d *Drive) pushInFlight(t time.Duration) {
 		h[p], h[i] = h[i], h[p]
 		i = p
 	}
-	d.inFlight = h
+	return h
+}
+
+// popTime removes the least time of the min-heap h, which is not empty.
+func popTime(h []time.Duration) []time.Duration {
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	siftDown(h)
+	return h
 }
 
 // openGroup starts a new host page group, in SLC mode while the SLC cache
@@ -513,6 +522,14 @@ func (d *Drive) program(di int, blk int32, ready time.Duration) time.Duration {
 	if _, xferEnd := d.channels[d.channelOf(di)].Reserve(start, x); xferEnd > start+x {
 		end = xferEnd + tProg // the channel was busy: the program starts late
 	}
+	op := dieOp{start: start, end: end}
+	if d.mode[blk] != modeSLC {
+		// A word line's page groups are one array operation
+		// (suspend.go); an SLC page group is a word line of its own.
+		k := int64(d.prog[blk]) / d.geo.groupSlots % int64(d.geo.cellBits)
+		op.rest = time.Duration(int64(d.geo.cellBits)-1-k) * (x + tProg)
+	}
+	dd.ops.add(op)
 	d.st.nandWritten += d.geo.groupBytes()
 	d.lastProg = max(d.lastProg, end)
 	return end

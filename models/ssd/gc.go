@@ -249,7 +249,8 @@ func (d *Drive) relocate(di int, t, deadline time.Duration, budget int64) int64 
 			return reclaimed
 		}
 		reclaimed += g.groupSlots - n
-		start, _ := dd.busy.Reserve(t, tR+x)
+		start, end := dd.busy.Reserve(t, tR+x)
+		dd.ops.add(dieOp{start: start, end: end})
 		_, ready := ch.Reserve(start+tR, x)
 		for i := 0; i < len(live); i += 2 {
 			d.gcPlace(di, live[i], live[i+1], ready)
@@ -262,7 +263,8 @@ func (d *Drive) relocate(di int, t, deadline time.Duration, budget int64) int64 
 	// Slots past the write pointer (an SLC block's unused two thirds, the
 	// rest of a block closed early) come back with the erase.
 	reclaimed += d.capacityOf(blk) - end
-	dd.eraseStart, dd.eraseEnd = dd.busy.Reserve(t, d.cfg.Erase)
+	s, e := dd.busy.Reserve(t, d.cfg.Erase)
+	dd.ops.add(dieOp{start: s, end: e, erase: true})
 	d.erased(di, blk)
 	dd.victim = -1
 	return max(reclaimed, 1)

@@ -78,14 +78,7 @@ func (d *Drive) mapLookup(t time.Duration, first, last int64) time.Duration {
 		d.st.mapMisses++
 		di := int(mp % int64(d.geo.dies))
 		x := transfer(slotSize, d.cfg.ChannelMBps)
-		var end time.Duration
-		if d.cfg.suspends() {
-			end = d.readSuspending(di, t, d.cfg.ReadSLC, x)
-		} else {
-			start, _ := d.dies[di].busy.Reserve(t, d.cfg.ReadSLC+x)
-			_, end = d.channels[d.channelOf(di)].Reserve(start+d.cfg.ReadSLC, x)
-		}
-		known = max(known, end)
+		known = max(known, d.hostRead(di, t, d.cfg.ReadSLC, x))
 	}
 	return known
 }

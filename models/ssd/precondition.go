@@ -193,7 +193,7 @@ func (d *Drive) Purge(at time.Duration) time.Duration {
 			}
 		}
 		s, e := dd.busy.Reserve(at, time.Duration(n)*d.cfg.Erase)
-		dd.eraseStart, dd.eraseEnd = s, e
+		dd.ops.add(dieOp{start: s, end: e, erase: true})
 		end = max(end, e)
 	}
 	d.reset()

@@ -39,7 +39,8 @@ func suspendTrial(t *testing.T, suspend time.Duration) (readLat, flushDone time.
 }
 
 // TestProgramSuspend: a read that lands on a die busy programming waits
-// the whole program (~700 µs) without suspend, and with it completes in
+// the whole program (~700 µs, and the rest of its word line) without
+// suspend, and with it completes in
 // the command overhead + suspend latency + tR (of a lower page) + the channel and link
 // transfers. The die still does the read's work: the programs that follow
 // end as late as when the read waited (later by at most the suspend
@@ -84,12 +85,13 @@ func TestEraseOnlySuspend(t *testing.T) {
 		}
 		dd := &d.dies[0]
 		const t0 = time.Millisecond
+		length := c.ProgramTLC
 		if erase {
-			dd.eraseStart, dd.eraseEnd = dd.busy.Reserve(t0, c.Erase)
-		} else {
-			dd.busy.Reserve(t0, c.ProgramTLC)
+			length = c.Erase
 		}
-		return d.readSuspending(0, t0+100*us, tR, x) - (t0 + 100*us)
+		s, e := dd.busy.Reserve(t0, length)
+		dd.ops.add(dieOp{start: s, end: e, erase: erase})
+		return d.hostRead(0, t0+100*us, tR, x) - (t0 + 100*us)
 	}
 	for _, tc := range []struct {
 		name               string
@@ -104,6 +106,43 @@ func TestEraseOnlySuspend(t *testing.T) {
 		}
 		if got := read(tc.program, tc.erase, false); got != tc.onProgram {
 			t.Errorf("%s: read in a program takes %v, want %v", tc.name, got, tc.onProgram)
+		}
+	}
+}
+
+// TestReadsGoFirst: a host read on a die with a program in progress and
+// more work queued behind it waits for the program in progress only (read
+// priority scheduling), and for the rest of the program's word line when
+// the program is one of its page groups; the die still does the read's
+// work, in its next idle time.
+func TestReadsGoFirst(t *testing.T) {
+	const us = time.Microsecond
+	const tR, x = 60 * us, 5 * us
+	const t0, p = time.Millisecond, 700 * us
+	for _, tc := range []struct {
+		name string
+		rest time.Duration // the word line's later page groups
+	}{
+		{"single page group", 0},
+		{"first of three page groups", 2 * p},
+	} {
+		c := testConfig(64<<20, 1.2)
+		d, err := New(c, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dd := &d.dies[0]
+		for i := range 4 { // four programs queued back to back
+			s, e := dd.busy.Reserve(t0+time.Duration(i)*p, p)
+			dd.ops.add(dieOp{start: s, end: e, rest: max(tc.rest-time.Duration(i)*p, 0)})
+		}
+		at := t0 + 100*us
+		got := d.hostRead(0, at, tR, x) - at
+		if want := p - 100*us + tc.rest + tR + x; got != want {
+			t.Errorf("%s: read takes %v, want %v (the program in progress, its word line, tR and the transfer)", tc.name, got, want)
+		}
+		if busy := dd.busy.Busy(0, time.Hour); busy != 4*p+tR+x {
+			t.Errorf("%s: die busy %v, want %v (the programs and the read)", tc.name, busy, 4*p+tR+x)
 		}
 	}
 }
