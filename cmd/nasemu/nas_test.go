@@ -477,8 +477,10 @@ var fidelityAlways = map[string]bool{
 // jobs that wait for one request at a time (RND4K Q1T1, the 2 KiB-file
 // download) pay for every thread hand-off on the path waking an idle CPU,
 // which the SMB compensation (serve.SMBCompensator) has yet to take off
-// on a loaded host. The 2 MiB-file copies show a per-file gap whose cause
-// is not yet confirmed.
+// on a loaded host. The 2 MiB-file copies show a per-file gap: part of it
+// was the host's time to move each file's first write, now taken off
+// (fusefs.FS.SetTransferEarly); the rest, mostly in each file's CLOSE, is
+// not yet explained.
 var fidelityLogged = map[string]bool{
 	"copy 10000x2KiB upload":   true,
 	"copy 10000x2KiB download": true,
