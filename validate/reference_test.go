@@ -89,7 +89,9 @@ func TestReference(t *testing.T) {
 		t.Errorf("%.1f %% of cases within 25 %%, want at least %.0f %%", s.Within25Pct, minWithin25)
 	}
 	folds, err := validate.Cross(cases, out, validate.Options{Files: os.DirFS(filepath.Join("..", "testdata", "reference")), Seed: 1},
-		func(off []validate.Calibration) validate.Builder { return validate.SetupBuilder(nasemu.LoadSetup, off...) })
+		func(off []validate.Calibration) validate.Builder {
+			return validate.SetupBuilder(nasemu.LoadSetup, off...)
+		})
 	if err != nil {
 		t.Fatal(err)
 	}
