@@ -116,13 +116,18 @@ func (b *Bus) transfer(p *Port, from, ready time.Duration, n int64) time.Duratio
 	return done
 }
 
-// command reserves the command processor for one command at t.
+// command runs one command's processing from t and returns when it is
+// done. The processor works through its queue and never idles while a
+// command waits, so the work fills every idle stretch from t
+// (ReserveSplit), as a core's does: booked whole, commands left the
+// slivers between those booked ahead (a RAID 5 write's write phase) unused,
+// and saturated RAID 5 writes ran 9 % below the processor's rate
+// (TestBusHoldsDeepQueues).
 func (b *Bus) command(t time.Duration) time.Duration {
 	if b.cfg.PerCommand == 0 {
 		return t
 	}
-	_, done := b.cmd.Reserve(t, b.cfg.PerCommand)
-	return done
+	return b.cmd.ReserveSplit(t, b.cfg.PerCommand)
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
