@@ -728,10 +728,17 @@ func (l *LU) compareAndWrite(ctx context.Context, cdb, data []byte) Response {
 		s.Info, s.InfoValid = uint64(i), true
 		return check(s)
 	}
-	if _, err := l.dev.WriteAt(data[size:], off); err != nil {
+	return l.writeLocked(data[size:], off, lba, cdb[1]&0x08 != 0)
+}
+
+// writeLocked writes the blocks of an atomic command (COMPARE AND WRITE,
+// ORWRITE) at off, lba, with l.atomic held, and when fua (the CDB's FUA
+// bit) makes them durable before the command completes.
+func (l *LU) writeLocked(buf []byte, off int64, lba uint64, fua bool) Response {
+	if _, err := l.dev.WriteAt(buf, off); err != nil {
 		return l.ioError(err, true, lba)
 	}
-	if cdb[1]&0x08 != 0 {
+	if fua {
 		if err := l.dev.Sync(); err != nil {
 			return l.ioError(err, true, lba)
 		}
@@ -766,15 +773,7 @@ func (l *LU) orWrite(ctx context.Context, cdb, data []byte) Response {
 	for i := range buf {
 		buf[i] |= data[i]
 	}
-	if _, err := l.dev.WriteAt(buf, off); err != nil {
-		return l.ioError(err, true, lba)
-	}
-	if cdb[1]&0x08 != 0 {
-		if err := l.dev.Sync(); err != nil {
-			return l.ioError(err, true, lba)
-		}
-	}
-	return good(nil)
+	return l.writeLocked(buf, off, lba, cdb[1]&0x08 != 0)
 }
 
 func (l *LU) writeSame(ctx context.Context, cdb, data []byte) Response {
