@@ -2,6 +2,8 @@ package fusefs
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -74,19 +76,31 @@ func hiddenName(name string) bool {
 }
 
 // ProbePrefix starts the names of the files 'nasemu nas' times the host's
-// SMB path with (smb.ProbeName, followed by its process id; probeNames) in
-// the share's root. The root's listing leaves them out, but lookups find
-// them: the prober opens them by name through smbd.
+// SMB path with (smb.ProbeName; FS.ProbeName) in the share's root. The root's
+// listing leaves them out, but lookups find them: the prober opens them by
+// name through smbd.
 const ProbePrefix = ".nasemu-probe-"
 
-// probeNames are the names of this process's probe files: ProbePrefix and
-// its process id, and that followed by "-f" (smb.Prober's). Only they are
-// timed without a charge and have their writes discarded: another client's
-// file that only shares the prefix keeps its bytes.
-var probeNames = [2]string{ProbePrefix + strconv.Itoa(os.Getpid()), ProbePrefix + strconv.Itoa(os.Getpid()) + "-f"}
+// probeName is this process's probe file's name: ProbePrefix, the process
+// id and 16 random hex digits. Only it, and it followed by "-f", are timed
+// without a charge and have their writes discarded; a client cannot guess
+// it (it is not listed), so no client's file is ever taken for a probe
+// and loses its bytes, and the prober never truncates or removes one.
+var probeName = func() string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	return ProbePrefix + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b[:])
+}()
 
-// isProbeName reports whether name is one of probeNames.
-func isProbeName(name string) bool { return name == probeNames[0] || name == probeNames[1] }
+// ProbeName returns the name, in the share's root, of the share's probe
+// file (smb.NewProber's name); the prober's second file is that name
+// followed by "-f".
+func (f *FS) ProbeName() string { return probeName }
+
+// isProbeName reports whether name is one of this process's probe files.
+func isProbeName(name string) bool { return name == probeName || name == probeName+"-f" }
 
 // unlisted reports whether the root's listing leaves a name out.
 func unlisted(name string) bool { return hiddenName(name) || strings.HasPrefix(name, ProbePrefix) }

@@ -3,6 +3,7 @@ package fusefs
 import (
 	"bytes"
 	"os"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -104,7 +105,7 @@ func TestFileOpEarly(t *testing.T) {
 // nor does it see the probe file's create, open, close and removal.
 func TestProbeWritesDiscarded(t *testing.T) {
 	s := mountShare(t, freeModel(t, 64<<20), nil, "", Options{Front: FrontSMB, Compensation: -1})
-	name := probeNames[0]
+	name := s.fs.ProbeName()
 	ops := func() int64 {
 		var n int64
 		for _, op := range []models.Op{models.Create, models.Open, models.Close, models.Remove} {
@@ -151,8 +152,9 @@ func TestProbeWritesDiscarded(t *testing.T) {
 	if n := ops(); n != 0 {
 		t.Errorf("the probe file's life charged %d file operations, want none", n)
 	}
-	// A client's file that only shares the prefix is the client's.
-	other := ProbePrefix + "0"
+	// A client's file that only shares the prefix (even with this
+	// process's id) is the client's.
+	other := ProbePrefix + strconv.Itoa(os.Getpid())
 	if err := os.WriteFile(s.path(other), []byte("kept"), 0o644); err != nil {
 		t.Fatal(err)
 	}

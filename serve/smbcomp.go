@@ -80,6 +80,8 @@ type ProbeFS interface {
 	// SetFileOpEarly makes opens and creates answer earlier by open and
 	// closes by close.
 	SetFileOpEarly(open, close time.Duration)
+	// ProbeName is the probe file's name in the share's root.
+	ProbeName() string
 }
 
 // smbProbeWaits are the waits at which the round trip is measured, as the
@@ -114,7 +116,7 @@ func StartSMBCompensator(srv *smb.Samba, password string, fs ProbeFS, clock *Com
 	cfg, err := smb.ParseURL(srv.URL(""))
 	if err == nil {
 		cfg.Password, cfg.HasPassword = password, true
-		c.p, err = smb.NewProber(cfg)
+		c.p, err = smb.NewProber(cfg, fs.ProbeName())
 	}
 	if err == nil {
 		err = c.measure()

@@ -3,14 +3,14 @@ package smb
 import (
 	"fmt"
 	"os"
-	"strconv"
+	"strings"
 	"time"
 
 	smb2 "github.com/hirochachacha/go-smb2"
 )
 
-// ProbeName is the prefix of the name (in the share's root, followed by
-// the process id) of the file a Prober reads; Close removes it.
+// ProbeName is the prefix of the name (in the share's root) of the file a
+// Prober reads; Close removes it.
 const ProbeName = ".nasemu-probe-"
 
 // Prober times requests that reach an SMB server but, on an emulated share
@@ -33,13 +33,19 @@ type Prober struct {
 // times the host's time per byte.
 const ProbeTransfer = 1 << 20
 
-// NewProber connects to the share and opens the probe file.
-func NewProber(c Config) (*Prober, error) {
+// NewProber connects to the share and opens the probe file, name in the
+// share's root (an emulated share's fusefs.ProbeName); its second file,
+// for FileOps, is name followed by "-f".
+func NewProber(c Config, name string) (*Prober, error) {
 	t, err := Open(c)
 	if err != nil {
 		return nil, err
 	}
-	p := &Prober{t: t, name: t.path(ProbeName + strconv.Itoa(os.Getpid())), buf: make([]byte, 4096)}
+	if !strings.HasPrefix(name, ProbeName) || strings.ContainsAny(name, `/\`) {
+		t.Close()
+		return nil, fmt.Errorf("smb: probe file %q: not a name starting with %s", name, ProbeName)
+	}
+	p := &Prober{t: t, name: t.path(name), buf: make([]byte, 4096)}
 	if p.s, err = t.first(); err != nil {
 		t.Close()
 		return nil, err
