@@ -143,6 +143,7 @@ type WallClock struct {
 	mu      sync.Mutex
 	engines []EngineUse
 	spun    atomic.Int64 // ns spent spinning (thinktime_spin)
+	spunCPU atomic.Int64 // ns of CPU the spinning threads used meanwhile
 }
 
 var _ Clock = (*WallClock)(nil)
@@ -163,12 +164,16 @@ func (c *WallClock) Wait(t time.Duration) {
 // spin keeps the CPU busy until Now reaches t, as fio spins for
 // thinktime_spin (usec_spin).
 func (c *WallClock) spin(t time.Duration) {
+	runtime.LockOSThread() // the thread's CPU clock is the spin's
+	defer runtime.UnlockOSThread()
+	cpu := threadCPU()
 	from := c.Now()
 	now := from
 	for now < t {
 		now = c.Now()
 	}
 	c.spun.Add(int64(now - from))
+	c.spunCPU.Add(int64(threadCPU() - cpu))
 }
 
 func (c *WallClock) drive(slots []*slot, begin func()) {
