@@ -11,3 +11,6 @@ type alarm struct{}
 func newAlarm() (*alarm, error) { return nil, errors.New("no timerfd") }
 
 func (a *alarm) wait(due int64) {}
+
+func (a *alarm) watch(wake int64) {}
+func (a *alarm) unwatch()         {}

@@ -14,7 +14,9 @@ import (
 // no processor while it waits, and is woken once, by the timer's expiry
 // when the process is idle or by the runtime's deadline timer when it is
 // busy (Go's timers alone wait in epoll with a timeout of whole
-// milliseconds when the process is idle, up to a millisecond late).
+// milliseconds when the process is idle, up to a millisecond late). When
+// neither wakes it, because no thread of the runtime is looking, a
+// watchdog thread does, a grace after (watchGrace, alarm_linux.go).
 // Nobody sleeps in the kernel holding a thread (the clock once did, and
 // paid several sleeps per request). A wait never ends early: the
 // goroutine goes on waiting until Go's monotonic clock has reached the
@@ -94,12 +96,14 @@ func sleepAlarm(wall time.Time) bool {
 	if alone {
 		wake -= margin.Load()
 	}
+	a.watch(wake)
 	for now := sinceBase(time.Now()); now < wake; {
 		a.wait(wake)
 		if now = sinceBase(time.Now()); alone && now >= wake {
 			adapt(now - wake)
 		}
 	}
+	a.unwatch()
 	putAlarm(a)
 	for sinceBase(time.Now()) < due {
 		runtime.Gosched()
