@@ -24,6 +24,13 @@ type undoLog struct {
 	// them (zeroing, page faults, garbage collection).
 	free      [undoClasses][][]byte
 	freeBytes int64
+	// spare is a dropped file's map of saved blocks, emptied, for the next
+	// file: a client writing on keeps one file in the log, written back
+	// every limit bytes, and growing its map again from empty (16,384
+	// blocks for the default limit) took a tenth of the share's processor
+	// time on 1 MiB writes.
+	spare    map[int64][]byte
+	spareLen int // the blocks spare held
 }
 
 // undoClasses is the number of buffer size classes of the undo log: up to
@@ -73,7 +80,12 @@ func (u *undoLog) entryLocked(fd int, ino uint64, inode *fs.Inode) (*undoFile, s
 	if len(u.files) >= dirtyMaxFiles {
 		u.writeBackLocked(time.Time{})
 	}
-	uf := &undoFile{fd: fd, inode: inode, since: time.Now(), size: st.Size, blocks: map[int64][]byte{}, cut: -1}
+	blocks := u.spare
+	if blocks == nil {
+		blocks = map[int64][]byte{}
+	}
+	u.spare, u.spareLen = nil, 0
+	uf := &undoFile{fd: fd, inode: inode, since: time.Now(), size: st.Size, blocks: blocks, cut: -1}
 	u.files[ino] = uf
 	return uf, 0
 }
@@ -283,6 +295,10 @@ func (u *undoLog) dropLocked(ino uint64) {
 	}
 	for _, b := range uf.bufs {
 		u.reuse(b)
+	}
+	if n := len(uf.blocks); u.spare == nil || n > u.spareLen {
+		clear(uf.blocks)
+		u.spare, u.spareLen = uf.blocks, n
 	}
 	syscall.Close(uf.fd)
 	delete(u.files, ino)
