@@ -52,46 +52,49 @@ func TestPacing(t *testing.T) {
 	}
 
 	// Other processes can only delay answers; on a shared host a run may be
-	// disturbed, so the median must meet the target in one of three runs.
+	// disturbed, so the median of three runs must meet the target.
 	// Compensation answers a round trip early, never much more; but it is
 	// measured when the share is mounted, and a round trip measured while
 	// other tenants load the host is too long for a quieter moment after
 	// it: a run with a read far below the model's time mounts the share
-	// afresh for the next.
-	var p50, fastest time.Duration
+	// afresh for the next, and the median run's fastest read must not be.
+	var p50s, fastests []time.Duration
 	for attempt := range 3 {
 		lat := readLatencies(t, open(), size, 300, uint64(attempt))
-		p50, fastest = lat[len(lat)/2], lat[0]
+		p50, fastest := lat[len(lat)/2], lat[0]
+		p50s, fastests = append(p50s, p50), append(fastests, fastest)
 		t.Logf("4 KiB random read through the mount, model 1 ms: p50 %v, p90 %v, min %v (compensation %v at 1 ms)", p50, lat[len(lat)*9/10], fastest, s.fs.CompensationAt(time.Millisecond))
-		if fastest < 850*time.Microsecond {
+		if fastest < 850*time.Microsecond && attempt < 2 {
 			s.unmount(t) // the backing directory is locked to one share at a time
 			s = mount()
-			continue
-		}
-		if p50 >= 900*time.Microsecond && p50 <= 1100*time.Microsecond {
-			break
 		}
 	}
-	if fastest < 850*time.Microsecond {
-		t.Errorf("fastest read %v, far below the model's 1 ms", fastest)
+	if fastest := medianDuration(fastests); fastest < 850*time.Microsecond {
+		t.Errorf("fastest read %v in the median run, far below the model's 1 ms", fastest)
 	}
-	if p50 < 900*time.Microsecond || p50 > 1100*time.Microsecond {
-		t.Errorf("p50 %v, want 1 ms ± 10%%", p50)
+	if p50 := medianDuration(p50s); p50 < 900*time.Microsecond || p50 > 1100*time.Microsecond {
+		t.Errorf("p50 %v in the median run, want 1 ms ± 10%%", p50)
 	}
 
 	// Four readers on a one-unit device: total IOPS = 1 / service time
-	// (best of three runs, for the same reason as above).
-	var iops float64
+	// (the median of three runs, for the same reason as above).
+	var iops []float64
 	for attempt := range 3 {
-		iops = concurrentIOPS(t, open, size, 4, 400*time.Millisecond, uint64(attempt))
-		t.Logf("QD4 on one unit: %.0f IOPS (model: 1000)", iops)
-		if iops >= 900 && iops <= 1100 {
-			break
-		}
+		n := concurrentIOPS(t, open, size, 4, 400*time.Millisecond, uint64(attempt))
+		t.Logf("QD4 on one unit: %.0f IOPS (model: 1000)", n)
+		iops = append(iops, n)
 	}
-	if iops < 900 || iops > 1100 {
-		t.Errorf("QD4 IOPS %.0f, want 1000 ± 10%%", iops)
+	slices.Sort(iops)
+	if iops[1] < 900 || iops[1] > 1100 {
+		t.Errorf("QD4 IOPS %.0f in the median run, want 1000 ± 10%%", iops[1])
 	}
+}
+
+// medianDuration returns the median of three durations.
+func medianDuration(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 // concurrentIOPS runs readers random 4 KiB readers for window and returns
