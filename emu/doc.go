@@ -12,7 +12,9 @@
 // parks each waiting request on a kernel timer armed for its deadline (a
 // request waiting alone is woken a little early and spins the rest, and a
 // watchdog thread wakes it when the runtime, with no thread polling, has
-// not), so that deadlines are met to microseconds (see WallClock). With
+// not; the last waiting request's wake-up also wakes a spare runtime
+// thread, which then polls the process's sockets), so that deadlines are
+// met to microseconds (see WallClock). With
 // Options.ClosedLoop a queue-depth-1 client's own time between requests is
 // not charged: the model sees its requests back to back, as a simulated
 // client issues them.

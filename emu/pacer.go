@@ -74,11 +74,15 @@ func getAlarm() (*alarm, bool) {
 	return a, alarms.taken == 1
 }
 
-func putAlarm(a *alarm) {
+// putAlarm returns a to the free list and says how many alarms are still
+// in use.
+func putAlarm(a *alarm) int {
 	alarms.mu.Lock()
 	alarms.free = append(alarms.free, a)
 	alarms.taken--
+	n := alarms.taken
 	alarms.mu.Unlock()
+	return n
 }
 
 // sleepAlarm returns once the wall clock has reached wall, waiting on an
@@ -104,12 +108,33 @@ func sleepAlarm(wall time.Time) bool {
 		}
 	}
 	a.unwatch()
-	putAlarm(a)
+	if putAlarm(a) == 0 {
+		handOffPoller()
+	}
 	for sinceBase(time.Now()) < due {
 		runtime.Gosched()
 	}
 	return true
 }
+
+// handOffPoller has the runtime wake a thread that will wait in epoll.
+//
+// An alarm's goroutine is most often readied by the runtime's thread that
+// waits in epoll, which then runs it and polls no more. The goroutine
+// answers its request and goes back to what it serves: a go-fuse reader
+// blocks in read(2) of /dev/fuse, holding its thread and processor, and
+// the runtime starts no other thread to poll while the other processors
+// are idle. A socket's or a pipe's data for this process (an in-process
+// client's reply, the SMB prober's, an iSCSI initiator's next command) then
+// waits for the runtime's monitor, up to 10 ms
+// (docs/notes/nas-fidelity.md, "Nobody polled after an answer"). A new
+// goroutine makes the runtime wake an idle processor's thread to run it;
+// finding nothing more to do, that thread waits in epoll. It is done
+// only when no other paced request waits: while one does, its alarm (and
+// the watchdog) wakes a thread, and a wake per request would cost a fifth
+// more processor time per wait at queue depth 32
+// (BenchmarkWallClockPacing).
+func handOffPoller() { go func() {}() }
 
 // margin is how long before its deadline a lone request is woken, in
 // nanoseconds; it lies between minMargin and maxMargin.

@@ -26,6 +26,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(childEnv); spec != "" {
 		os.Exit(serveChild(spec))
 	}
+	if path := os.Getenv(readerEnv); path != "" {
+		os.Exit(readForParent(path))
+	}
 	code := m.Run()
 	if leaked := leakedMounts(); len(leaked) > 0 {
 		fmt.Fprintf(os.Stderr, "tests left mounts behind: %v\n", leaked)
